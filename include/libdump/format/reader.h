@@ -1,0 +1,86 @@
+// Streaming pull parser for heap dumps.
+//
+// Next() decodes one record into a reused Record; memory is bounded by the
+// largest string or list of that record, and grows only as its bytes actually
+// arrive, so no length field can size an allocation. Object payloads are never
+// buffered whole: after Next() returns an object, ReadPayload() streams it in
+// chunks, and a payload nobody reads is skipped. zstd and gzip input is
+// detected from its magic bytes and decompressed through Boost.iostreams.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <istream>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+
+#include "libdump/format/record.h"
+
+namespace libdump::format {
+
+// A malformed or unreadable dump. what() is "OFFSET: kind K: reason" (or
+// "OFFSET: header: reason"); tools prefix the file name.
+class FormatError : public std::runtime_error {
+ public:
+  FormatError(uint64_t offset, std::string context, std::string reason);
+  uint64_t offset() const { return offset_; }
+  const std::string& context() const { return context_; }
+  const std::string& reason() const { return reason_; }
+
+ private:
+  uint64_t offset_;
+  std::string context_;
+  std::string reason_;
+};
+
+enum class Compression { kNone, kZstd, kGzip };
+const char* CompressionName(Compression c);
+
+enum class Dialect {
+  kLibdump,  // "go1.3 heap dump\n": the seed format plus libdump's extensions
+};
+const char* DialectName(Dialect d);
+
+struct ReaderOptions {
+  size_t buffer_size = 1 << 20;
+  size_t max_string = 64 << 20;  // longest string or list accepted, in bytes
+};
+
+class Reader {
+ public:
+  // Reads from an fd the caller keeps open; `name` only labels errors.
+  Reader(int fd, ReaderOptions options = {});
+  // Reads from a stream (tests, pipes).
+  explicit Reader(std::istream& in, ReaderOptions options = {});
+  ~Reader();
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  Compression compression() const;
+  Dialect dialect() const;
+
+  // Decodes the next record. Returns false after the eof record once it has
+  // checked that nothing follows it. Throws FormatError.
+  bool Next(Record& r);
+
+  // Streams the payload of the object last returned by Next(), in order, as
+  // chunks valid only during the call. At most once per object.
+  void ReadPayload(const std::function<void(std::span<const uint8_t>)>& chunk);
+
+  // The payload of the last object as one span valid until the next call;
+  // copies only when it straddles the input buffer. Throws FormatError when the
+  // object is larger than `max`.
+  std::span<const uint8_t> Payload(size_t max = 64 << 20);
+
+  // Decompressed bytes consumed so far.
+  uint64_t offset() const;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace libdump::format

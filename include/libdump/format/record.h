@@ -1,0 +1,247 @@
+// The record model of a heap dump: one plain struct per record kind.
+//
+// Readers of every dialect (libdump's own "go1.3 heap dump" and, later, the
+// dumps real Go runtimes write) decode into these structs, so consumers such as
+// readdump and dumptohprof never see wire details. Strings and lists are owned
+// and reused from record to record by the reader, so steady-state parsing does
+// not allocate. Object payloads are not part of the model: they are copied
+// straight from memory by the writer and streamed by the reader.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace libdump::format {
+
+inline constexpr std::string_view kHeader = "go1.3 heap dump\n";
+
+// Wire kinds of the go1.3 format. 1..12 come from the seed; 13.. are libdump
+// extensions (docs/FORMAT.md) that a seed-only dump never contains.
+enum class Kind : uint64_t {
+  kObject = 1,
+  kEof = 3,
+  kStackRoot = 4,
+  kDataRoot = 5,
+  kOtherRoot = 6,
+  kType = 7,
+  kGoroutine = 8,
+  kFrame = 9,
+  kParams = 10,
+  kFinalizer = 11,
+  kItab = 12,
+  // Extensions.
+  kTypeFields = 13,
+  kTypeInfo = 14,
+  kThreadInfo = 15,
+  kMemStats = 16,
+  kModule = 17,
+  kAllocStack = 18,
+};
+inline constexpr uint64_t kFirstExtensionKind = 13;
+inline constexpr uint64_t kLastKind = 18;
+
+// Lower-case record name as used by readdump ("object", "stackroot", ...);
+// "unknown" for anything else.
+const char* KindName(Kind k);
+inline bool IsExtension(Kind k) { return static_cast<uint64_t>(k) >= kFirstExtensionKind; }
+
+// Object kinds (ObjectRecord::kind).
+enum ObjectKind : uint64_t { kObjRegular = 0, kObjArray = 1, kObjChan = 2 };
+
+// Seed field kinds (TypeRecord::fields). Only kFieldPtr occurs in C++ dumps;
+// the others are kept so Go dumps round-trip.
+enum FieldKind : uint64_t {
+  kFieldPtr = 0, kFieldString = 1, kFieldSlice = 2, kFieldIface = 3, kFieldEface = 4,
+  // Extension field kinds (TypeFieldsRecord only): scalar data of NamedField::size bytes.
+  kFieldInt = 16, kFieldUint = 17, kFieldFloat = 18, kFieldBool = 19, kFieldChar = 20,
+  kFieldBytes = 21,
+};
+
+// Goroutine (thread) status.
+enum ThreadStatus : uint64_t { kStatusIdle = 0, kStatusRunnable = 1, kStatusRunning = 2,
+                               kStatusSyscall = 3, kStatusWaiting = 4 };
+
+// TypeInfoRecord::flags.
+enum TypeFlags : uint64_t {
+  kTypeConservative = 1,  // objects carry no layout: scan every aligned word
+  kTypePolymorphic = 2,   // named from a vtable's RTTI; vtable is that vtable
+  kTypeArray = 4,         // elem_type/elem_size describe the elements
+};
+
+struct ObjectRecord {
+  uint64_t addr = 0;
+  uint64_t type = 0;
+  uint64_t kind = kObjRegular;
+  uint64_t size = 0;  // payload bytes that follow
+  bool operator==(const ObjectRecord&) const = default;
+};
+
+struct StackRootRecord {
+  uint64_t addr = 0;   // where the pointer was found
+  uint64_t ptr = 0;    // what it points to
+  uint64_t frame = 0;  // sp of the frame holding it
+  bool operator==(const StackRootRecord&) const = default;
+};
+
+struct DataRootRecord {
+  uint64_t addr = 0;
+  uint64_t ptr = 0;
+  bool operator==(const DataRootRecord&) const = default;
+};
+
+struct OtherRootRecord {
+  std::string description;
+  uint64_t ptr = 0;
+  bool operator==(const OtherRootRecord&) const = default;
+};
+
+struct Field {
+  uint64_t kind = kFieldPtr;
+  uint64_t offset = 0;
+  bool operator==(const Field&) const = default;
+};
+
+struct TypeRecord {
+  uint64_t addr = 0;
+  uint64_t size = 0;
+  std::string name;
+  bool eface_ptr = false;
+  std::vector<Field> fields;  // increasing offset
+  bool operator==(const TypeRecord&) const = default;
+};
+
+struct GoroutineRecord {
+  uint64_t addr = 0;  // thread identifier; frames and thread info refer to it
+  uint64_t tos = 0;   // sp of the top frame
+  uint64_t goid = 0;  // kernel tid for C++ threads
+  uint64_t gopc = 0;  // pc of the start routine
+  uint64_t status = kStatusIdle;
+  bool is_system = false;
+  bool is_background = false;
+  uint64_t wait_since = 0;
+  std::string wait_reason;
+  bool operator==(const GoroutineRecord&) const = default;
+};
+
+struct FrameRecord {
+  uint64_t sp = 0;
+  uint64_t parent = 0;  // sp of the caller's frame, 0 at the bottom
+  uint64_t entry = 0;
+  uint64_t pc = 0;
+  std::string name;
+  bool operator==(const FrameRecord&) const = default;
+};
+
+struct ParamsRecord {
+  uint64_t big_endian = 0;
+  uint64_t ptr_size = 8;
+  uint64_t hchan_size = 0;
+  uint64_t heap_start = 0;
+  uint64_t heap_end = 0;
+  bool operator==(const ParamsRecord&) const = default;
+};
+
+struct FinalizerRecord {
+  uint64_t obj = 0;
+  uint64_t funcval = 0;
+  uint64_t code = 0;
+  uint64_t fint = 0;
+  uint64_t ot = 0;
+  bool operator==(const FinalizerRecord&) const = default;
+};
+
+struct ItabRecord {
+  uint64_t addr = 0;
+  uint64_t ptr = 0;  // 1: the data word of an interface with this itab is a pointer
+  bool operator==(const ItabRecord&) const = default;
+};
+
+// --- Extensions -----------------------------------------------------------
+
+struct NamedField {
+  uint64_t offset = 0;
+  uint64_t kind = kFieldPtr;  // FieldKind
+  uint64_t size = 0;          // bytes
+  std::string name;
+  bool operator==(const NamedField&) const = default;
+};
+
+// Every field of a type, pointer or not, with its name.
+struct TypeFieldsRecord {
+  uint64_t type = 0;
+  std::vector<NamedField> fields;  // increasing offset
+  bool operator==(const TypeFieldsRecord&) const = default;
+};
+
+struct TypeInfoRecord {
+  uint64_t type = 0;
+  uint64_t flags = 0;      // TypeFlags
+  uint64_t vtable = 0;     // kTypePolymorphic: the vtable address (also an itab record)
+  uint64_t elem_type = 0;  // kTypeArray: element type, 0 for a scalar element
+  uint64_t elem_size = 0;  // kTypeArray: element size in bytes
+  bool operator==(const TypeInfoRecord&) const = default;
+};
+
+struct ThreadInfoRecord {
+  uint64_t goroutine = 0;  // GoroutineRecord::addr
+  uint64_t tid = 0;
+  std::string name;
+  bool operator==(const ThreadInfoRecord&) const = default;
+};
+
+struct MemStat {
+  std::string name;
+  uint64_t value = 0;
+  bool operator==(const MemStat&) const = default;
+};
+
+struct MemStatsRecord {
+  std::vector<MemStat> stats;
+  bool operator==(const MemStatsRecord&) const = default;
+};
+
+// One executable mapping of a loaded module, for symbolising pcs offline.
+struct ModuleRecord {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint64_t file_offset = 0;
+  std::string path;
+  std::string build_id;  // lower-case hex, empty when unknown
+  bool operator==(const ModuleRecord&) const = default;
+};
+
+// Where a sampled live object was allocated.
+struct AllocStackRecord {
+  uint64_t obj = 0;
+  uint64_t size = 0;  // requested bytes
+  std::vector<uint64_t> pcs;  // innermost first
+  bool operator==(const AllocStackRecord&) const = default;
+};
+
+// A decoded record: `kind` says which member is valid. One struct rather than a
+// std::variant so that the strings and vectors of each member keep their
+// capacity from record to record.
+struct Record {
+  Kind kind = Kind::kEof;
+  uint64_t offset = 0;  // byte offset of the record's kind varint in the (decompressed) stream
+  ObjectRecord object;
+  StackRootRecord stack_root;
+  DataRootRecord data_root;
+  OtherRootRecord other_root;
+  TypeRecord type;
+  GoroutineRecord goroutine;
+  FrameRecord frame;
+  ParamsRecord params;
+  FinalizerRecord finalizer;
+  ItabRecord itab;
+  TypeFieldsRecord type_fields;
+  TypeInfoRecord type_info;
+  ThreadInfoRecord thread_info;
+  MemStatsRecord mem_stats;
+  ModuleRecord module;
+  AllocStackRecord alloc_stack;
+};
+
+}  // namespace libdump::format

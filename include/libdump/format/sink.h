@@ -1,0 +1,62 @@
+// Byte sinks for the dump writer.
+//
+// Sinks never throw and never allocate after construction: the runtime writes
+// dumps while other threads are stopped and may hold the allocator's or the
+// loader's locks. The first error sticks (error() returns its errno) and later
+// writes are dropped, so a producer can write the whole dump and check once.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+namespace libdump::format {
+
+class Sink {
+ public:
+  virtual ~Sink() = default;
+  // Writes all n bytes or records an error.
+  virtual void Write(const void* data, size_t n) = 0;
+  // Pushes everything written so far to the underlying fd/stream.
+  virtual void Flush() {}
+  int error() const { return error_; }
+  uint64_t bytes_written() const { return bytes_; }
+
+ protected:
+  void SetError(int err) { if (error_ == 0) error_ = err; }
+  int error_ = 0;
+  uint64_t bytes_ = 0;  // bytes accepted by Write()
+};
+
+// Unbuffered: every Write is a write(2) loop (EINTR retried, short writes
+// continued). The Writer buffers in front of it.
+class FdSink final : public Sink {
+ public:
+  explicit FdSink(int fd) : fd_(fd) {}
+  void Write(const void* data, size_t n) override;
+
+ private:
+  int fd_;
+};
+
+// Streaming zstd compression in front of another sink. All memory (the
+// compression context and the output buffer) is allocated in the constructor;
+// Finish() ends the frame and must be called before the dump is complete.
+class ZstdSink final : public Sink {
+ public:
+  ZstdSink(Sink& next, int level);
+  ~ZstdSink() override;
+  ZstdSink(const ZstdSink&) = delete;
+  ZstdSink& operator=(const ZstdSink&) = delete;
+
+  void Write(const void* data, size_t n) override;
+  void Flush() override;
+  void Finish();
+
+ private:
+  struct State;
+  Sink& next_;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace libdump::format

@@ -1,0 +1,75 @@
+// Writes the heap dump format of docs/FORMAT.md.
+//
+// Buffered in front of a Sink; varints are encoded straight into the buffer and
+// object payloads are copied from memory (large ones bypass the buffer), so a
+// dump costs no heap allocation after construction. In seed-only mode the
+// extension records are silently dropped, so producers need not branch.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "libdump/format/record.h"
+#include "libdump/format/sink.h"
+
+namespace libdump::format {
+
+struct WriterOptions {
+  bool seed_only = false;          // write no extension record (kinds >= 13)
+  size_t buffer_size = 256 << 10;  // allocated once, in the constructor
+};
+
+class Writer {
+ public:
+  explicit Writer(Sink& sink, WriterOptions options = {});
+  ~Writer();
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  void Header();
+  void Object(const ObjectRecord& r, const void* payload);  // r.size payload bytes
+  void StackRoot(const StackRootRecord& r);
+  void DataRoot(const DataRootRecord& r);
+  void OtherRoot(const OtherRootRecord& r) { OtherRoot(r.description, r.ptr); }
+  void OtherRoot(std::string_view description, uint64_t ptr);
+  void Type(const TypeRecord& r);
+  void Goroutine(const GoroutineRecord& r);
+  void Frame(const FrameRecord& r);
+  void Params(const ParamsRecord& r);
+  void Finalizer(const FinalizerRecord& r);
+  void Itab(const ItabRecord& r);
+  void TypeFields(const TypeFieldsRecord& r);
+  void TypeInfo(const TypeInfoRecord& r);
+  void ThreadInfo(const ThreadInfoRecord& r);
+  void MemStats(const MemStatsRecord& r);
+  void Module(const ModuleRecord& r);
+  void AllocStack(uint64_t obj, uint64_t size, std::span<const uint64_t> pcs);
+  void AllocStack(const AllocStackRecord& r) { AllocStack(r.obj, r.size, r.pcs); }
+  // Writes the eof record and flushes the buffer into the sink.
+  void Eof();
+  // Writes any record of the model (payload only for objects).
+  void Write(const Record& r, const void* payload = nullptr);
+
+  void Flush();
+  // errno of the first failed write, 0 if none.
+  int error() const { return sink_.error(); }
+  bool seed_only() const { return options_.seed_only; }
+
+ private:
+  void Reserve(size_t n) { if (end_ - pos_ < static_cast<ptrdiff_t>(n)) Drain(); }
+  void Drain();
+  void U(uint64_t v);
+  void Str(std::string_view s);
+  void Bytes(const void* p, size_t n);
+
+  Sink& sink_;
+  WriterOptions options_;
+  std::unique_ptr<uint8_t[]> buf_;
+  uint8_t* pos_;
+  uint8_t* end_;
+};
+
+}  // namespace libdump::format
