@@ -1,1 +1,114 @@
-// under construction
+#include "libdump/format/sink.h"
+
+#include <errno.h>
+#include <unistd.h>
+// The static-context API keeps compression allocation-free once writing starts.
+#define ZSTD_STATIC_LINKING_ONLY
+#include <zstd.h>
+
+#include <cstdlib>
+#include <new>
+
+namespace libdump::format {
+
+void FdSink::Write(const void* data, size_t n) {
+  if (error_ != 0) return;
+  auto* p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t w = ::write(fd_, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      SetError(errno);
+      return;
+    }
+    if (w == 0) {  // a regular file that cannot grow reports this instead of ENOSPC
+      SetError(ENOSPC);
+      return;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+    bytes_ += static_cast<uint64_t>(w);
+  }
+}
+
+void OstreamSink::Write(const void* data, size_t n) {
+  if (error_ != 0) return;
+  out_.write(static_cast<const char*>(data), static_cast<std::streamsize>(n));
+  if (!out_) return SetError(EIO);
+  bytes_ += n;
+}
+
+void OstreamSink::Flush() {
+  if (error_ == 0 && !out_.flush()) SetError(EIO);
+}
+
+// The context lives in one block sized by ZSTD_estimateCStreamSize and handed to
+// ZSTD_initStaticCCtx, so compression never calls malloc once writing starts.
+struct ZstdSink::State {
+  void* workspace = nullptr;
+  ZSTD_CCtx* cctx = nullptr;
+  unsigned char* out = nullptr;
+  size_t out_size = 0;
+};
+
+ZstdSink::ZstdSink(Sink& next, int level) : next_(next), state_(new State) {
+  const size_t ws = ZSTD_estimateCStreamSize(level);
+  state_->out_size = ZSTD_CStreamOutSize();
+  state_->workspace = std::aligned_alloc(64, (ws + 63) / 64 * 64);
+  state_->out = static_cast<unsigned char*>(std::malloc(state_->out_size));
+  if (state_->workspace == nullptr || state_->out == nullptr) {
+    SetError(ENOMEM);
+    return;
+  }
+  state_->cctx = ZSTD_initStaticCCtx(state_->workspace, (ws + 63) / 64 * 64);
+  if (state_->cctx == nullptr ||
+      ZSTD_isError(ZSTD_CCtx_setParameter(state_->cctx, ZSTD_c_compressionLevel, level))) {
+    SetError(EINVAL);
+  }
+}
+
+ZstdSink::~ZstdSink() {
+  std::free(state_->workspace);
+  std::free(state_->out);
+}
+
+void ZstdSink::Write(const void* data, size_t n) {
+  if (error_ != 0) return;
+  ZSTD_inBuffer in{data, n, 0};
+  while (in.pos < in.size) {
+    ZSTD_outBuffer out{state_->out, state_->out_size, 0};
+    const size_t rc = ZSTD_compressStream2(state_->cctx, &out, &in, ZSTD_e_continue);
+    if (ZSTD_isError(rc)) {
+      SetError(EIO);
+      return;
+    }
+    next_.Write(state_->out, out.pos);
+  }
+  bytes_ += n;
+  if (next_.error() != 0) SetError(next_.error());
+}
+
+// Runs ZSTD_e_flush or ZSTD_e_end until zstd has handed over everything.
+static int EndBlock(ZSTD_CCtx* cctx, unsigned char* buf, size_t size, Sink& next,
+                    ZSTD_EndDirective mode) {
+  size_t remaining;
+  do {
+    ZSTD_outBuffer out{buf, size, 0};
+    ZSTD_inBuffer in{nullptr, 0, 0};
+    remaining = ZSTD_compressStream2(cctx, &out, &in, mode);
+    if (ZSTD_isError(remaining)) return EIO;
+    next.Write(buf, out.pos);
+  } while (remaining != 0);
+  next.Flush();
+  return next.error();
+}
+
+void ZstdSink::Flush() {
+  if (error_ == 0) SetError(EndBlock(state_->cctx, state_->out, state_->out_size, next_, ZSTD_e_flush));
+}
+
+void ZstdSink::Finish() {
+  if (error_ == 0) SetError(EndBlock(state_->cctx, state_->out, state_->out_size, next_, ZSTD_e_end));
+}
+
+}  // namespace libdump::format

@@ -51,8 +51,9 @@ struct ReaderOptions {
 
 class Reader {
  public:
-  // Reads from an fd the caller keeps open; `name` only labels errors.
-  Reader(int fd, ReaderOptions options = {});
+  // Reads from an fd the caller keeps open. A regular file's size bounds every
+  // length field up front; pipes and compressed input are bounded as they go.
+  explicit Reader(int fd, ReaderOptions options = {});
   // Reads from a stream (tests, pipes).
   explicit Reader(std::istream& in, ReaderOptions options = {});
   ~Reader();
@@ -62,8 +63,9 @@ class Reader {
   Compression compression() const;
   Dialect dialect() const;
 
-  // Decodes the next record. Returns false after the eof record once it has
-  // checked that nothing follows it. Throws FormatError.
+  // Decodes the next record. The eof record is returned only once it is known
+  // that nothing follows it; the call after it returns false. Throws
+  // FormatError whose offset is where the offending field (or record) starts.
   bool Next(Record& r);
 
   // Streams the payload of the object last returned by Next(), in order, as

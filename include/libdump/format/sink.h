@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <ostream>
 
 namespace libdump::format {
 
@@ -37,6 +38,18 @@ class FdSink final : public Sink {
 
  private:
   int fd_;
+};
+
+// Writes into a std::ostream (tests, tools that build dumps in memory).
+// Unlike FdSink it may allocate, as the stream does: not for the runtime.
+class OstreamSink final : public Sink {
+ public:
+  explicit OstreamSink(std::ostream& out) : out_(out) {}
+  void Write(const void* data, size_t n) override;
+  void Flush() override;
+
+ private:
+  std::ostream& out_;
 };
 
 // Streaming zstd compression in front of another sink. All memory (the
