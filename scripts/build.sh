@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# scripts/build.sh DIR [cmake args...]: configure (once) and build libdump into DIR.
+set -euo pipefail
+dir=$1; shift
+root=$(cd "$(dirname "$0")/.." && pwd)
+jobs=${LIBDUMP_JOBS:-$(nproc)}
+if [ ! -f "$dir/CMakeCache.txt" ]; then
+  cmake -S "$root" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+fi
+cmake --build "$dir" -j "$jobs"

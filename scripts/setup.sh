@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs the Debian packages libdump needs to build, test and run its
+# interop checks. As root it runs apt-get; otherwise it prints the exact
+# command and stops, so nothing is half set up.
+set -euo pipefail
+
+packages=(
+  # build
+  cmake g++ make pkg-config
+  libboost-program-options-dev libboost-iostreams-dev libboost-dev
+  libunwind-dev libzstd-dev zlib1g-dev zstd gzip
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # interop judges: VisualVM's heap library, go tool pprof, a JDK for the harnesses
+  visualvm golang-go default-jdk-headless
+  # peers for the benchmarks and real programs for the preload tests
+  libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev sqlite3 git python3 time
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+  echo "libdump set-up needs these Debian packages; run as root:" >&2
+  echo "  $cmd" >&2
+  exit 1
+fi
+echo "setup: installing ${missing[*]}"
+apt-get update -qq
+DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"

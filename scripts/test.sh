@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The whole test suite: a normal build, then the same suite under
+# ASan+UBSan, then the runtime's concurrency tests under TSan.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+scripts/setup.sh
+jobs=${LIBDUMP_JOBS:-$(nproc)}
+
+echo "== build + tests"
+scripts/build.sh build
+ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600
+
+echo "== ASan + UBSan"
+scripts/build.sh build-asan -DLIBDUMP_SANITIZE=address,undefined -DLIBDUMP_BUILD_BENCH=OFF
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 900 -LE no_asan
+
+echo "== TSan (tests labelled tsan)"
+scripts/build.sh build-tsan -DLIBDUMP_SANITIZE=thread -DLIBDUMP_BUILD_BENCH=OFF
+if [ -n "$(ctest --test-dir build-tsan -N -L tsan | grep 'Test #' || true)" ]; then
+  TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -j "$jobs" --timeout 900 -L tsan
+fi
+echo "== all tests passed"
