@@ -1,6 +1,7 @@
 #include "libdump/format/sink.h"
 
 #include <errno.h>
+#include <sys/mman.h>
 #include <unistd.h>
 // The static-context API keeps compression allocation-free once writing starts.
 #define ZSTD_STATIC_LINKING_ONLY
@@ -42,47 +43,43 @@ void OstreamSink::Flush() {
   if (error_ == 0 && !out_.flush()) SetError(EIO);
 }
 
-// The context lives in one block sized by ZSTD_estimateCStreamSize and handed to
+// The context lives in memory sized by ZSTD_estimateCStreamSize and handed to
 // ZSTD_initStaticCCtx, so compression never calls malloc once writing starts.
-struct ZstdSink::State {
-  void* workspace = nullptr;
-  ZSTD_CCtx* cctx = nullptr;
-  unsigned char* out = nullptr;
-  size_t out_size = 0;
-};
-
-ZstdSink::ZstdSink(Sink& next, int level) : next_(next), state_(new State) {
-  const size_t ws = ZSTD_estimateCStreamSize(level);
-  state_->out_size = ZSTD_CStreamOutSize();
-  state_->workspace = std::aligned_alloc(64, (ws + 63) / 64 * 64);
-  state_->out = static_cast<unsigned char*>(std::malloc(state_->out_size));
-  if (state_->workspace == nullptr || state_->out == nullptr) {
+ZstdSink::ZstdSink(Sink& next, int level) : next_(next) {
+  out_size_ = ZSTD_CStreamOutSize();
+  const size_t ws = (ZSTD_estimateCStreamSize(level) + 63) & ~size_t{63};
+  memory_size_ = (ws + out_size_ + 4095) & ~size_t{4095};
+  void* p = mmap(nullptr, memory_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    memory_ = nullptr;
     SetError(ENOMEM);
     return;
   }
-  state_->cctx = ZSTD_initStaticCCtx(state_->workspace, (ws + 63) / 64 * 64);
-  if (state_->cctx == nullptr ||
-      ZSTD_isError(ZSTD_CCtx_setParameter(state_->cctx, ZSTD_c_compressionLevel, level))) {
+  memory_ = p;
+  // The context goes first: a static context must be 8-byte aligned.
+  auto* cctx = ZSTD_initStaticCCtx(p, ws);
+  out_ = static_cast<unsigned char*>(p) + ws;
+  cctx_ = cctx;
+  if (cctx == nullptr || ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level))) {
     SetError(EINVAL);
   }
 }
 
 ZstdSink::~ZstdSink() {
-  std::free(state_->workspace);
-  std::free(state_->out);
+  if (memory_ != nullptr) munmap(memory_, memory_size_);
 }
 
 void ZstdSink::Write(const void* data, size_t n) {
   if (error_ != 0) return;
   ZSTD_inBuffer in{data, n, 0};
   while (in.pos < in.size) {
-    ZSTD_outBuffer out{state_->out, state_->out_size, 0};
-    const size_t rc = ZSTD_compressStream2(state_->cctx, &out, &in, ZSTD_e_continue);
+    ZSTD_outBuffer out{out_, out_size_, 0};
+    const size_t rc = ZSTD_compressStream2(static_cast<ZSTD_CCtx*>(cctx_), &out, &in, ZSTD_e_continue);
     if (ZSTD_isError(rc)) {
       SetError(EIO);
       return;
     }
-    next_.Write(state_->out, out.pos);
+    next_.Write(out_, out.pos);
   }
   bytes_ += n;
   if (next_.error() != 0) SetError(next_.error());
@@ -104,11 +101,11 @@ static int EndBlock(ZSTD_CCtx* cctx, unsigned char* buf, size_t size, Sink& next
 }
 
 void ZstdSink::Flush() {
-  if (error_ == 0) SetError(EndBlock(state_->cctx, state_->out, state_->out_size, next_, ZSTD_e_flush));
+  if (error_ == 0) SetError(EndBlock(static_cast<ZSTD_CCtx*>(cctx_), out_, out_size_, next_, ZSTD_e_flush));
 }
 
 void ZstdSink::Finish() {
-  if (error_ == 0) SetError(EndBlock(state_->cctx, state_->out, state_->out_size, next_, ZSTD_e_end));
+  if (error_ == 0) SetError(EndBlock(static_cast<ZSTD_CCtx*>(cctx_), out_, out_size_, next_, ZSTD_e_end));
 }
 
 }  // namespace libdump::format

@@ -1,6 +1,9 @@
 #include "libdump/format/writer.h"
 
+#include <sys/mman.h>
+
 #include <cstring>
+#include <new>
 
 #include "libdump/format/uvarint.h"
 
@@ -14,16 +17,19 @@ inline uint64_t K(Kind k) { return static_cast<uint64_t>(k); }
 Writer::Writer(Sink& sink, WriterOptions options)
     : sink_(sink), options_(options) {
   if (options_.buffer_size < kMinBuffer) options_.buffer_size = kMinBuffer;
-  buf_.reset(new uint8_t[options_.buffer_size]);
-  pos_ = buf_.get();
-  end_ = buf_.get() + options_.buffer_size;
+  options_.buffer_size = (options_.buffer_size + 4095) & ~size_t{4095};
+  void* p = mmap(nullptr, options_.buffer_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  buf_ = static_cast<uint8_t*>(p);
+  pos_ = buf_;
+  end_ = buf_ + options_.buffer_size;
 }
 
-Writer::~Writer() = default;
+Writer::~Writer() { munmap(buf_, options_.buffer_size); }
 
 void Writer::Drain() {
-  sink_.Write(buf_.get(), static_cast<size_t>(pos_ - buf_.get()));
-  pos_ = buf_.get();
+  sink_.Write(buf_, static_cast<size_t>(pos_ - buf_));
+  pos_ = buf_;
 }
 
 void Writer::Flush() {

@@ -53,7 +53,8 @@ class OstreamSink final : public Sink {
 };
 
 // Streaming zstd compression in front of another sink. All memory (the
-// compression context and the output buffer) is allocated in the constructor;
+// compression context and the output buffer) is mapped in the constructor, so
+// compressing neither allocates nor adds objects to the heap being dumped;
 // Finish() ends the frame and must be called before the dump is complete.
 class ZstdSink final : public Sink {
  public:
@@ -67,9 +68,12 @@ class ZstdSink final : public Sink {
   void Finish();
 
  private:
-  struct State;
   Sink& next_;
-  std::unique_ptr<State> state_;
+  void* memory_ = nullptr;  // one mapping: the static ZSTD_CCtx, then the output buffer
+  size_t memory_size_ = 0;
+  void* cctx_ = nullptr;    // ZSTD_CCtx*, kept opaque so zstd.h stays out of this header
+  unsigned char* out_ = nullptr;
+  size_t out_size_ = 0;
 };
 
 }  // namespace libdump::format

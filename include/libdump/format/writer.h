@@ -1,8 +1,9 @@
 // Writes the heap dump format of docs/FORMAT.md.
 //
 // Buffered in front of a Sink; varints are encoded straight into the buffer and
-// object payloads are copied from memory (large ones bypass the buffer), so a
-// dump costs no heap allocation after construction. In seed-only mode the
+// object payloads are copied from memory (large ones bypass the buffer). The
+// buffer is mapped with mmap, not malloc: a process dumping its own heap must
+// not add objects to it, and writing costs no allocation after construction. In seed-only mode the
 // extension records are silently dropped, so producers need not branch.
 #pragma once
 
@@ -19,7 +20,7 @@ namespace libdump::format {
 
 struct WriterOptions {
   bool seed_only = false;          // write no extension record (kinds >= 13)
-  size_t buffer_size = 256 << 10;  // allocated once, in the constructor
+  size_t buffer_size = 256 << 10;  // mapped once, in the constructor
 };
 
 class Writer {
@@ -67,7 +68,7 @@ class Writer {
 
   Sink& sink_;
   WriterOptions options_;
-  std::unique_ptr<uint8_t[]> buf_;
+  uint8_t* buf_;
   uint8_t* pos_;
   uint8_t* end_;
 };
