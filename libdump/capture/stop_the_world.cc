@@ -160,6 +160,7 @@ bool WorldStop::SignalNewThreads(bool* added) {
       s.name[0] = '\0';
       s.sched_state = '?';
     }
+    s.syscall_nr = ReadThreadSyscall(s.tid);
     s.state.store(static_cast<int>(StopState::kSignalled), std::memory_order_release);
     g_nslots.store(count_ + 1, std::memory_order_release);
     siginfo_t si;

@@ -30,6 +30,7 @@ struct ThreadSlot {
   uint64_t thread_pointer = 0;   // %fs base: the thread's TLS
   char name[16] = {};
   char sched_state = '?';        // /proc state letter read before stopping
+  long syscall_nr = -1;          // system call it was blocked in before stopping, -1 if none
 };
 
 // Hooks the runtime installs so a thread is never stopped while it holds an

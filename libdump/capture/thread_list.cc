@@ -89,4 +89,14 @@ bool ReadThreadStat(pid_t tid, char* name, size_t name_size, char* state) {
   return true;
 }
 
+long ReadThreadSyscall(pid_t tid) {
+  char path[64];
+  std::snprintf(path, sizeof path, "/proc/self/task/%d/syscall", static_cast<int>(tid));
+  char buf[64];
+  if (ReadSmallFile(path, buf, sizeof buf) <= 0 || buf[0] < '0' || buf[0] > '9') return -1;
+  long nr = 0;
+  for (const char* p = buf; *p >= '0' && *p <= '9'; ++p) nr = nr * 10 + (*p - '0');
+  return nr;
+}
+
 }  // namespace libdump::capture

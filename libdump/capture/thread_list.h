@@ -16,4 +16,8 @@ long ListThreads(pid_t* out, size_t max);
 // name gets at most 16 bytes including the NUL. Returns false if the thread is gone.
 bool ReadThreadStat(pid_t tid, char* name, size_t name_size, char* state);
 
+// The number of the system call the thread is blocked in, -1 if it is
+// running in user space (or gone): /proc/self/task/TID/syscall.
+long ReadThreadSyscall(pid_t tid);
+
 }  // namespace libdump::capture

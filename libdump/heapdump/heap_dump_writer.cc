@@ -1,0 +1,522 @@
+#include "heap_dump_writer.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "libdump/format/sink.h"
+#include "libdump/format/writer.h"
+#include "memory_map.h"
+#include "modules.h"
+#include "root_registry.h"
+#include "scratch_vector.h"
+#include "stack_unwind.h"
+#include "stop_the_world.h"
+#include "symbolizer.h"
+#include "thread_list.h"
+#include "vtable_types.h"
+
+namespace libdump::heapdump {
+
+namespace {
+
+using namespace format;
+using capture::StopState;
+
+constexpr size_t kMaxThreads = 4096;
+constexpr size_t kMaxFrames = 512;  // per thread
+constexpr uint64_t kRedZone = 128;  // x86-64 leaf functions may keep data below sp
+
+struct ThreadInfo {
+  pid_t tid;
+  uint64_t id;  // the goroutine record's addr: the thread pointer, unique while it lives
+  char name[16];
+  char sched_state;
+  long syscall_nr;
+  int stop_state;
+  bool self;
+  uint64_t regs_addr;
+  greg_t regs[NGREG];
+  uint64_t scan_from;  // lowest stack address to scan
+  uint32_t first_frame;
+  uint32_t nframes;
+};
+
+struct StackRoot { uint64_t addr, ptr, frame; };
+struct DataRoot { uint64_t addr, ptr; };
+struct TlsRoot { uint64_t addr, ptr; pid_t tid; };
+struct PolyType { uint64_t vptr, type_info, size; };
+
+uint64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000 + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+uint64_t Load(uint64_t addr) {
+  uint64_t v;
+  std::memcpy(&v, reinterpret_cast<const void*>(addr), sizeof v);
+  return v;
+}
+
+const char* SyscallWaitReason(long nr) {
+  switch (nr) {
+    case SYS_futex: return "futex";
+    case SYS_nanosleep: case SYS_clock_nanosleep: return "sleep";
+    case SYS_read: case SYS_readv: case SYS_pread64: return "read";
+    case SYS_write: case SYS_writev: case SYS_pwrite64: return "write";
+    case SYS_poll: case SYS_ppoll: case SYS_select: case SYS_pselect6: return "poll";
+    case SYS_epoll_wait: case SYS_epoll_pwait: return "epoll_wait";
+    case SYS_accept: case SYS_accept4: return "accept";
+    case SYS_recvfrom: case SYS_recvmsg: return "recv";
+    case SYS_wait4: case SYS_waitid: return "wait";
+    case SYS_pause: case SYS_rt_sigsuspend: case SYS_rt_sigtimedwait: return "signal";
+    default: return "syscall";
+  }
+}
+
+// Static TLS size, from the loader (GLIBC_PRIVATE, looked up before any stop).
+size_t StaticTlsSize() {
+  using Fn = void (*)(size_t*, size_t*);
+  static Fn fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "_dl_get_tls_static_info"));
+  size_t size = 0, align = 0;
+  if (fn != nullptr) fn(&size, &align);
+  return size;
+}
+
+// One dump: what it prepared before the stop, captured during it and writes.
+class Dump {
+ public:
+  Dump(HeapSource& heap, const DumpOptions& options, uint64_t self_scan_from)
+      : heap_(heap), options_(options), self_scan_from_(self_scan_from) {}
+  ~Dump() {
+    if (slots_ != nullptr) munmap(slots_, kMaxThreads * sizeof(capture::ThreadSlot));
+  }
+
+  DumpResult Run(int fd);
+
+ private:
+  bool Prepare();
+  void CaptureThreads(capture::WorldStop& stop);
+  void WriteFrozen(Writer& w);
+  void WriteNamed(Writer& w);
+
+  template <class Emit>
+  void ScanWords(uint64_t lo, uint64_t hi, Emit&& emit);
+  uint64_t FrameOf(const ThreadInfo& t, uint64_t addr) const;
+  void RememberPolymorphic(uint64_t vptr, uint64_t ti, uint64_t size);
+  static void OnObject(const HeapObject& o, void* self);
+
+  HeapSource& heap_;
+  const DumpOptions& options_;
+  uint64_t self_scan_from_;
+  DumpResult result_;
+
+  // Prepared before the stop.
+  std::vector<capture::Module> modules_;
+  std::vector<ModuleRecord> module_records_;
+  capture::MemoryMap memory_;
+  std::unique_ptr<capture::Symbolizer> symbolizer_;
+  std::unique_ptr<capture::StackUnwinder> unwinder_;
+  VtableRecognizer vtables_;
+  capture::ThreadSlot* slots_ = nullptr;
+  size_t tls_size_ = 0;
+
+  // Captured while stopped, in mmap'd memory.
+  ScratchVector<ThreadInfo> threads_;
+  ScratchVector<capture::UnwoundFrame> frames_;
+  ScratchVector<StackRoot> stack_roots_;
+  ScratchVector<DataRoot> data_roots_;
+  ScratchVector<TlsRoot> tls_roots_;
+  ScratchVector<uint64_t> registered_values_;  // RootRegistry order
+  ScratchVector<PolyType> poly_;
+  Writer* writer_ = nullptr;  // for OnObject
+};
+
+bool Dump::Prepare() {
+  modules_ = capture::LoadedModules();
+  for (const capture::Module& m : modules_) {
+    for (const capture::Segment& s : m.segments) {
+      if (s.executable) module_records_.push_back({s.start, s.end, s.file_offset, m.path, m.build_id});
+    }
+  }
+  if (!memory_.Read()) return false;
+  symbolizer_ = std::make_unique<capture::Symbolizer>(modules_);
+  unwinder_ = std::make_unique<capture::StackUnwinder>(modules_, memory_);
+  tls_size_ = StaticTlsSize();
+  void* p = mmap(nullptr, kMaxThreads * sizeof(capture::ThreadSlot), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return false;
+  slots_ = static_cast<capture::ThreadSlot*>(p);
+  for (size_t i = 0; i < kMaxThreads; ++i) new (&slots_[i]) capture::ThreadSlot;
+  return true;
+}
+
+// While stopped: registers and frames of every thread, the caller included.
+void Dump::CaptureThreads(capture::WorldStop& stop) {
+  ucontext_t self_ctx;
+  getcontext(&self_ctx);
+  ThreadInfo self{};
+  self.tid = static_cast<pid_t>(syscall(SYS_gettid));
+  self.id = reinterpret_cast<uint64_t>(__builtin_thread_pointer());
+  capture::ReadThreadStat(self.tid, self.name, sizeof self.name, &self.sched_state);
+  self.sched_state = 'R';
+  self.syscall_nr = -1;
+  self.stop_state = static_cast<int>(StopState::kStopped);
+  self.self = true;
+  std::memcpy(self.regs, self_ctx.uc_mcontext.gregs, sizeof self.regs);
+  self.regs_addr = 0;  // our own registers hold the dumper's state, not the program's
+  self.scan_from = self_scan_from_;
+  threads_.push_back(self);
+  for (size_t i = 0; i < stop.count(); ++i) {
+    capture::ThreadSlot& s = stop.slot(i);
+    const int state = s.state.load(std::memory_order_acquire);
+    if (state == static_cast<int>(StopState::kGone)) continue;
+    ThreadInfo t{};
+    t.tid = s.tid;
+    std::memcpy(t.name, s.name, sizeof t.name);
+    t.sched_state = s.sched_state;
+    t.syscall_nr = s.syscall_nr;
+    t.stop_state = state;
+    if (state == static_cast<int>(StopState::kStopped)) {
+      t.id = s.thread_pointer;
+      std::memcpy(t.regs, s.regs, sizeof t.regs);
+      t.regs_addr = s.regs_addr;
+      t.scan_from = static_cast<uint64_t>(t.regs[REG_RSP]) - kRedZone;
+    } else {
+      t.id = static_cast<uint64_t>(t.tid);  // no thread pointer without its cooperation
+      ++result_.unresponsive_threads;
+    }
+    threads_.push_back(t);
+  }
+  result_.threads = threads_.size();
+  for (ThreadInfo& t : threads_) {
+    t.first_frame = static_cast<uint32_t>(frames_.size());
+    if (t.stop_state != static_cast<int>(StopState::kStopped)) continue;
+    capture::UnwoundFrame buf[kMaxFrames];
+    const size_t n = unwinder_->Unwind(t.regs, buf, kMaxFrames);
+    for (size_t i = 0; i < n; ++i) frames_.push_back(buf[i]);
+    t.nframes = static_cast<uint32_t>(n);
+  }
+}
+
+template <class Emit>
+void Dump::ScanWords(uint64_t lo, uint64_t hi, Emit&& emit) {
+  lo = (lo + 7) & ~uint64_t{7};
+  while (lo + 8 <= hi) {
+    const capture::Mapping* m = memory_.Find(lo);
+    if (m == nullptr) return;
+    if (!m->readable) {
+      lo = m->end;
+      continue;
+    }
+    const uint64_t end = std::min(hi, m->end);
+    for (uint64_t a = lo; a + 8 <= end; a += 8) {
+      const uint64_t v = Load(a);
+      if (v != 0 && heap_.FindObject(v) != 0) emit(a, v);
+    }
+    lo = m->end;
+  }
+}
+
+// The frame a stack word belongs to: the innermost frame whose sp is at or
+// below it (the red zone belongs to the top frame).
+uint64_t Dump::FrameOf(const ThreadInfo& t, uint64_t addr) const {
+  if (t.nframes == 0) return 0;
+  const capture::UnwoundFrame* f = frames_.begin() + t.first_frame;
+  size_t best = 0;
+  for (size_t i = 0; i < t.nframes && f[i].sp <= addr; ++i) best = i;
+  return f[best].sp;
+}
+
+void Dump::RememberPolymorphic(uint64_t vptr, uint64_t ti, uint64_t size) {
+  for (PolyType& p : poly_) {
+    if (p.vptr == vptr) {
+      p.size = std::min(p.size, size);
+      return;
+    }
+  }
+  poly_.push_back({vptr, ti, size});
+}
+
+void Dump::OnObject(const HeapObject& o, void* arg) {
+  auto* d = static_cast<Dump*>(arg);
+  uint64_t type = o.type, kind = o.kind;
+  // Untyped objects that start with a vtable pointer are typed by it.
+  if (type == 0 && o.size >= 8) {
+    const uint64_t vptr = Load(o.addr);
+    if (const uint64_t ti = d->vtables_.TypeInfoOf(vptr, d->memory_)) {
+      // Linear in distinct classes: a handful of vtables per program.
+      d->RememberPolymorphic(vptr, ti, o.size);
+      type = vptr;
+      kind = kObjRegular;
+    }
+  }
+  d->writer_->Object({o.addr, type, kind, o.size}, reinterpret_cast<const void*>(o.addr));
+  ++d->result_.objects;
+  d->result_.object_bytes += o.size;
+}
+
+// Everything that reads the heap or the stacks: runs while the world is
+// stopped (or in the forked child). Allocation-free.
+void Dump::WriteFrozen(Writer& w) {
+  uint64_t start = 0, end = 0;
+  heap_.Range(&start, &end);
+  w.Header();
+  w.Params({0, sizeof(void*), 0, start, end});
+  heap_.WriteMemStats(w);
+  for (const ModuleRecord& m : module_records_) w.Module(m);
+  heap_.WriteTypes(w);
+  writer_ = &w;
+  heap_.ForEachObject(&Dump::OnObject, this);
+
+  for (const ThreadInfo& t : threads_) {
+    if (t.stop_state != static_cast<int>(StopState::kStopped)) continue;
+    const capture::Mapping* stack = memory_.Find(t.scan_from + kRedZone);
+    if (stack == nullptr) continue;
+    ScanWords(std::max(t.scan_from, stack->start), stack->end,
+              [&](uint64_t a, uint64_t v) { stack_roots_.push_back({a, v, FrameOf(t, a)}); });
+    // Registers, where the kernel saved them on the thread's stack.
+    if (t.regs_addr != 0) {
+      const uint64_t top = t.nframes ? frames_[t.first_frame].sp : 0;
+      for (int r = 0; r < NGREG; ++r) {
+        const auto v = static_cast<uint64_t>(t.regs[r]);
+        if (r != REG_RSP && r != REG_RIP && v != 0 && heap_.FindObject(v) != 0) {
+          stack_roots_.push_back({t.regs_addr + 8 * static_cast<uint64_t>(r), v, top});
+        }
+      }
+    }
+    // Static TLS below the thread pointer, unless it sits on the scanned stack.
+    const uint64_t tp = t.self ? reinterpret_cast<uint64_t>(__builtin_thread_pointer()) : t.id;
+    if (tls_size_ != 0 && tp > tls_size_ && !(tp >= stack->start && tp < stack->end)) {
+      ScanWords(tp - tls_size_, tp, [&](uint64_t a, uint64_t v) { tls_roots_.push_back({a, v, t.tid}); });
+    }
+  }
+  for (const capture::Module& m : modules_) {
+    for (const capture::Segment& s : m.segments) {
+      if (!s.writable) continue;
+      auto emit = [&](uint64_t a, uint64_t v) { data_roots_.push_back({a, v}); };
+      // RELRO holds relocated pointers to code and constants, never to the heap.
+      if (m.relro_end > s.start && m.relro_start < s.end) {
+        if (s.start < m.relro_start) ScanWords(s.start, m.relro_start, emit);
+        if (m.relro_end < s.end) ScanWords(m.relro_end, s.end, emit);
+      } else {
+        ScanWords(s.start, s.end, emit);
+      }
+    }
+  }
+  for (const auto& [slot, description] : RootRegistry::Instance().roots()) {
+    const auto a = reinterpret_cast<uint64_t>(slot);
+    registered_values_.push_back(memory_.Readable(a, 8) ? Load(a) : 0);
+  }
+  heap_.WriteAllocStacks(w);
+}
+
+// Names need the symbolizer's demangling, which allocates: this part runs
+// after the world resumed. Everything it writes was captured while stopped.
+void Dump::WriteNamed(Writer& w) {
+  for (const PolyType& p : poly_) {
+    w.Type({p.vptr, p.size, VtableRecognizer::ClassName(p.type_info), false, {}});
+    w.TypeInfo({p.vptr, kTypePolymorphic | kTypeConservative, p.vptr, 0, 0});
+  }
+  for (const PolyType& p : poly_) w.Itab({p.vptr, 1});
+
+  size_t next_root = 0;
+  for (const ThreadInfo& t : threads_) {
+    const capture::UnwoundFrame* f = frames_.begin() + t.first_frame;
+    std::vector<std::string> names(t.nframes);
+    std::vector<const capture::Module*> modules(t.nframes);
+    uint64_t gopc = 0;
+    for (size_t i = 0; i < t.nframes; ++i) {
+      // Above the top frame pcs are return addresses: look up the call itself.
+      const capture::Symbol s = symbolizer_->Lookup(f[i].pc - (i > 0 ? 1 : 0));
+      modules[i] = s.module;
+      if (!s.name.empty()) {
+        names[i] = capture::Demangle(s.name);
+      } else {
+        char buf[64];
+        std::snprintf(buf, sizeof buf, "0x%llx",
+                      static_cast<unsigned long long>(s.module ? f[i].pc - s.module->base : f[i].pc));
+        names[i] = s.module ? s.module->path + "+" + buf : buf;
+      }
+      if (i > 0 && (s.name == "start_thread" || s.name == "__libc_start_call_main")) gopc = f[i - 1].entry;
+    }
+    // Without libc's symbols: the start routine is the first frame above the
+    // C library's own frames at the bottom of the stack.
+    for (size_t i = t.nframes; gopc == 0 && i-- > 0;) {
+      const bool in_libc = modules[i] && modules[i]->path.find("/libc.so") != std::string::npos;
+      if (!in_libc) gopc = f[i].entry;
+    }
+    GoroutineRecord g;
+    g.addr = t.id;
+    g.tos = t.nframes ? f[0].sp : 0;
+    g.goid = static_cast<uint64_t>(t.tid);
+    g.gopc = gopc;
+    if (t.self) {
+      g.status = kStatusRunning;
+    } else if (t.stop_state != static_cast<int>(StopState::kStopped)) {
+      g.status = kStatusWaiting;
+      g.wait_reason = "not stopped (stop signal blocked or thread stuck in the kernel)";
+    } else if (t.sched_state == 'R') {
+      g.status = kStatusRunnable;
+    } else if (t.sched_state == 'D') {
+      g.status = kStatusSyscall;
+      g.wait_reason = SyscallWaitReason(t.syscall_nr);
+    } else {
+      g.status = kStatusWaiting;
+      g.wait_reason = t.syscall_nr >= 0 ? SyscallWaitReason(t.syscall_nr) : "stopped";
+    }
+    g.is_system = false;
+    g.is_background = false;
+    w.Goroutine(g);
+    w.ThreadInfo({t.id, static_cast<uint64_t>(t.tid), t.name});
+    for (size_t i = 0; i < t.nframes; ++i) {
+      w.Frame({f[i].sp, i + 1 < t.nframes ? f[i + 1].sp : 0, f[i].entry, f[i].pc, names[i]});
+    }
+    // Stack roots were collected thread by thread, in this order.
+    while (next_root < stack_roots_.size()) {
+      const StackRoot& r = stack_roots_[next_root];
+      const bool mine = t.nframes ? (r.frame >= f[0].sp && r.frame <= f[t.nframes - 1].sp) : false;
+      if (!mine) break;
+      w.StackRoot({r.addr, r.ptr, r.frame});
+      ++next_root;
+    }
+  }
+  // Roots of threads without frames (no unwind info) are still roots.
+  for (; next_root < stack_roots_.size(); ++next_root) {
+    char desc[64];
+    std::snprintf(desc, sizeof desc, "stack word at 0x%llx", static_cast<unsigned long long>(stack_roots_[next_root].addr));
+    w.OtherRoot(desc, stack_roots_[next_root].ptr);
+  }
+  for (const DataRoot& r : data_roots_) w.DataRoot({r.addr, r.ptr});
+  for (const TlsRoot& r : tls_roots_) {
+    w.OtherRoot("thread-local storage of thread " + std::to_string(r.tid), r.ptr);
+  }
+  size_t i = 0;
+  for (const auto& [slot, description] : RootRegistry::Instance().roots()) {
+    w.OtherRoot(description, registered_values_[i++]);
+  }
+  for (const auto& [obj, fn] : RootRegistry::Instance().finalizers()) {
+    const auto code = reinterpret_cast<uint64_t>(fn);
+    w.Finalizer({reinterpret_cast<uint64_t>(obj), code, code, 0, 0});
+  }
+  w.Eof();
+}
+
+// The file, behind zstd when asked. Both sinks map their memory up front.
+class Output {
+ public:
+  Output(int fd, const DumpOptions& o) : file_(fd) {
+    if (o.zstd) zstd_.emplace(file_, o.zstd_level);
+  }
+  Sink& sink() { return zstd_ ? static_cast<Sink&>(*zstd_) : file_; }
+  // Ends the stream; the first error of either sink, or 0.
+  int Finish() {
+    if (zstd_) {
+      zstd_->Finish();
+      if (zstd_->error() != 0) return zstd_->error();
+    }
+    return file_.error();
+  }
+
+ private:
+  FdSink file_;
+  std::optional<ZstdSink> zstd_;
+};
+
+DumpResult Dump::Run(int fd) {
+  if (!Prepare()) {
+    result_.error = ENOMEM;
+    return result_;
+  }
+  heap_.Prepare();
+  capture::WorldStop stop(slots_, kMaxThreads);
+  const uint64_t t0 = NowNs();
+  if (!stop.Stop(options_.stop_timeout_ms)) {
+    heap_.Finish();
+    result_.error = stop.needs_more_slots() ? EAGAIN : ENOSYS;
+    return result_;
+  }
+  memory_.Read();  // stacks of threads started since Prepare()
+  CaptureThreads(stop);
+  if (options_.fork_snapshot) {
+    const pid_t child = _Fork();
+    if (child == 0) {
+      // A private copy of the frozen process: write it all and leave without
+      // running anything of the parent's (no atexit, no stdio flush).
+      Output out(fd, options_);
+      {
+        Writer w(out.sink(), {.seed_only = options_.seed_only});
+        WriteFrozen(w);
+        WriteNamed(w);
+      }
+      _exit(out.Finish());
+    }
+    const int fork_errno = errno;
+    stop.Resume();
+    result_.pause_ns = NowNs() - t0;
+    heap_.Finish();
+    if (child < 0) {
+      result_.error = fork_errno;
+      return result_;
+    }
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+    }
+    result_.error = WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
+    return result_;
+  }
+  Output out(fd, options_);
+  {
+    Writer w(out.sink(), {.seed_only = options_.seed_only});
+    WriteFrozen(w);
+    stop.Resume();
+    result_.pause_ns = NowNs() - t0;
+    heap_.Finish();
+    WriteNamed(w);
+  }
+  result_.error = out.Finish();
+  return result_;
+}
+
+std::mutex g_dump_mutex;  // one dump at a time
+
+}  // namespace
+
+__attribute__((noinline)) DumpResult WriteHeapDump(HeapSource& heap, int fd, const DumpOptions& options) {
+  // The caller's frames are roots; ours (and the dumper's state) are not.
+  const auto scan_from = reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16;
+  std::lock_guard<std::mutex> one_at_a_time(g_dump_mutex);
+  // A reader that went away must cost an EPIPE, not the process.
+  sigset_t pipe_only, old;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &old);
+  std::lock_guard<std::mutex> registry(RootRegistry::Instance().mutex());
+  DumpResult result;
+  {
+    Dump dump(heap, options, scan_from);
+    result = dump.Run(fd);
+  }
+  const timespec zero{0, 0};
+  while (sigtimedwait(&pipe_only, nullptr, &zero) == SIGPIPE) {
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return result;
+}
+
+}  // namespace libdump::heapdump
