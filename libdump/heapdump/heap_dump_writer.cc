@@ -56,7 +56,7 @@ struct ThreadInfo {
   uint32_t nframes;
 };
 
-struct StackRoot { uint64_t addr, ptr, frame; };
+struct StackRoot { uint64_t addr, ptr, frame; uint32_t thread; };
 struct DataRoot { uint64_t addr, ptr; };
 struct TlsRoot { uint64_t addr, ptr; pid_t tid; };
 struct PolyType { uint64_t vptr, type_info, size; };
@@ -284,19 +284,20 @@ void Dump::WriteFrozen(Writer& w) {
   writer_ = &w;
   heap_.ForEachObject(&Dump::OnObject, this);
 
-  for (const ThreadInfo& t : threads_) {
+  for (uint32_t ti = 0; ti < threads_.size(); ++ti) {
+    const ThreadInfo& t = threads_[ti];
     if (t.stop_state != static_cast<int>(StopState::kStopped)) continue;
     const capture::Mapping* stack = memory_.Find(t.scan_from + kRedZone);
     if (stack == nullptr) continue;
     ScanWords(std::max(t.scan_from, stack->start), stack->end,
-              [&](uint64_t a, uint64_t v) { stack_roots_.push_back({a, v, FrameOf(t, a)}); });
+              [&](uint64_t a, uint64_t v) { stack_roots_.push_back({a, v, FrameOf(t, a), ti}); });
     // Registers, where the kernel saved them on the thread's stack.
     if (t.regs_addr != 0) {
       const uint64_t top = t.nframes ? frames_[t.first_frame].sp : 0;
       for (int r = 0; r < NGREG; ++r) {
         const auto v = static_cast<uint64_t>(t.regs[r]);
         if (r != REG_RSP && r != REG_RIP && v != 0 && heap_.FindObject(v) != 0) {
-          stack_roots_.push_back({t.regs_addr + 8 * static_cast<uint64_t>(r), v, top});
+          stack_roots_.push_back({t.regs_addr + 8 * static_cast<uint64_t>(r), v, top, ti});
         }
       }
     }
@@ -335,8 +336,9 @@ void Dump::WriteNamed(Writer& w) {
   }
   for (const PolyType& p : poly_) w.Itab({p.vptr, 1});
 
-  size_t next_root = 0;
-  for (const ThreadInfo& t : threads_) {
+  size_t next_root = 0;  // roots were collected thread by thread, in this order
+  for (uint32_t ti = 0; ti < threads_.size(); ++ti) {
+    const ThreadInfo& t = threads_[ti];
     const capture::UnwoundFrame* f = frames_.begin() + t.first_frame;
     std::vector<std::string> names(t.nframes);
     std::vector<const capture::Module*> modules(t.nframes);
@@ -387,20 +389,14 @@ void Dump::WriteNamed(Writer& w) {
     for (size_t i = 0; i < t.nframes; ++i) {
       w.Frame({f[i].sp, i + 1 < t.nframes ? f[i + 1].sp : 0, f[i].entry, f[i].pc, names[i]});
     }
-    // Stack roots were collected thread by thread, in this order.
-    while (next_root < stack_roots_.size()) {
+    for (; next_root < stack_roots_.size() && stack_roots_[next_root].thread == ti; ++next_root) {
       const StackRoot& r = stack_roots_[next_root];
-      const bool mine = t.nframes ? (r.frame >= f[0].sp && r.frame <= f[t.nframes - 1].sp) : false;
-      if (!mine) break;
-      w.StackRoot({r.addr, r.ptr, r.frame});
-      ++next_root;
+      if (r.frame != 0) {
+        w.StackRoot({r.addr, r.ptr, r.frame});
+      } else {  // a stack that could not be unwound has no frame to name
+        w.OtherRoot("stack of thread " + std::to_string(t.tid), r.ptr);
+      }
     }
-  }
-  // Roots of threads without frames (no unwind info) are still roots.
-  for (; next_root < stack_roots_.size(); ++next_root) {
-    char desc[64];
-    std::snprintf(desc, sizeof desc, "stack word at 0x%llx", static_cast<unsigned long long>(stack_roots_[next_root].addr));
-    w.OtherRoot(desc, stack_roots_[next_root].ptr);
   }
   for (const DataRoot& r : data_roots_) w.DataRoot({r.addr, r.ptr});
   for (const TlsRoot& r : tls_roots_) {
