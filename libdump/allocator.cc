@@ -1,0 +1,382 @@
+// Slow paths, large objects and the allocator's process-wide state.
+#include "allocator.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "arena.h"
+#include "central_freelist.h"
+#include "heap_walk.h"
+#include "lock.h"
+#include "page_heap.h"
+
+// Provided by malloc_interpose.cc when libdump is the process's malloc:
+// memory the dynamic loader allocated before libdump existed.
+extern "C" void libdump_snapshot_preinit() __attribute__((weak));
+extern "C" bool libdump_preinit_pointer(const void* p, size_t* readable) __attribute__((weak));
+
+namespace libdump::internal {
+
+thread_local int t_allocator_depth __attribute__((tls_model("initial-exec"))) = 0;
+std::atomic<void (*)()> g_section_exit_hook{nullptr};
+
+namespace {
+
+std::atomic<bool> g_initialized{false};
+SpinLock g_init_lock;
+pthread_key_t g_exit_key;
+std::atomic<bool> g_atfork_registered{false};
+std::atomic<int64_t> g_sample_interval{0};
+std::atomic<SampleHook> g_sample_hook{nullptr};
+std::atomic<uint64_t> g_heapless_frees{0};
+std::atomic<uint64_t> g_heapless_free_bytes{0};
+
+void WriteAll(const char* s, size_t n) {
+  while (n > 0) {
+    const ssize_t w = write(STDERR_FILENO, s, n);
+    if (w <= 0) return;
+    s += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+void ThreadExit(void* arg) {
+  ThreadHeap* h = static_cast<ThreadHeap*>(arg);
+  DetachHeap(h);
+  if (t_heap == h) t_heap = nullptr;
+}
+
+void ForkPrepare() {
+  ++t_allocator_depth;
+  HeapsForkPrepare();
+  CentralForkPrepare();
+  g_page_heap.mutex().lock();
+  MetaForkPrepare();
+}
+void ForkParent() {
+  MetaForkParent();
+  g_page_heap.mutex().unlock();
+  CentralForkParent();
+  HeapsForkParent();
+  --t_allocator_depth;
+}
+// Other threads' heaps stay attached to threads that do not exist in the
+// child: their partly used spans are kept, never corrupted.
+void ForkChild() {
+  MetaForkChild();
+  g_page_heap.mutex().ResetAfterFork();
+  CentralForkChild();
+  HeapsForkChild();
+  --t_allocator_depth;
+}
+
+uint64_t Mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdULL;
+  x ^= x >> 33;
+  return x;
+}
+
+int64_t NextSampleCountdown(ThreadHeap* h) {
+  const int64_t interval = g_sample_interval.load(std::memory_order_relaxed);
+  if (interval <= 0) return INT64_MAX;
+  // Jitter keeps periodic allocation patterns from always sampling the same site.
+  static std::atomic<uint64_t> seed{0x9e3779b97f4a7c15ULL};
+  const uint64_t r = Mix(seed.fetch_add(0x9e3779b97f4a7c15ULL, std::memory_order_relaxed) ^
+                         reinterpret_cast<uintptr_t>(h));
+  return interval / 2 + static_cast<int64_t>(r % static_cast<uint64_t>(interval));
+}
+
+void MarkSampled(void* p, size_t size) {
+  Span* s = g_page_map.Get(reinterpret_cast<uintptr_t>(p));
+  if (s->state == SpanState::kLarge) {
+    s->large_sampled.store(true, std::memory_order_relaxed);
+  } else {
+    const uint32_t i = s->SlotIndex(reinterpret_cast<uintptr_t>(p));
+    EnsureExtra(s)->sampled[i >> 6].fetch_or(uint64_t{1} << (i & 63), std::memory_order_relaxed);
+  }
+  if (SampleHook hook = g_sample_hook.load(std::memory_order_acquire)) hook(p, size, true);
+}
+
+void* AllocateLarge(ThreadHeap* h, size_t size, size_t align) {
+  if (size > (size_t{1} << 46)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  const size_t npages = (size + kPageSize - 1) >> kPageShift;
+  const size_t align_pages = align > kPageSize ? align >> kPageShift : 1;
+  Span* s;
+  {
+    AllocatorSection section;
+    LockGuard g(g_page_heap.mutex());
+    s = g_page_heap.AllocAligned(npages, align_pages);
+    if (s == nullptr) {
+      errno = ENOMEM;
+      return nullptr;
+    }
+    s->slot_size = 0;
+    s->nslots = 1;
+    s->free_flags = 0;
+    s->large_type_id.store(0, std::memory_order_relaxed);
+    s->large_count.store(0, std::memory_order_relaxed);
+    s->large_sampled.store(false, std::memory_order_relaxed);
+    s->state = SpanState::kLarge;
+  }
+  const uint64_t bytes = uint64_t{npages} << kPageShift;
+  h->large_mallocs.fetch_add(1, std::memory_order_relaxed);
+  h->large_bytes_allocated.fetch_add(bytes, std::memory_order_relaxed);
+  void* p = reinterpret_cast<void*>(s->start);
+  h->sample_left -= static_cast<int64_t>(bytes);
+  if (h->sample_left < 0) {
+    h->sample_left = NextSampleCountdown(h);
+    MarkSampled(p, bytes);
+  }
+  return p;
+}
+
+void FreeLarge(ThreadHeap* h, Span* s, void* p) {
+  const uint64_t bytes = uint64_t{s->npages} << kPageShift;
+  if (s->large_sampled.load(std::memory_order_relaxed)) NotifySampledFree(p, bytes);
+  {
+    AllocatorSection section;
+    LockGuard g(g_page_heap.mutex());
+    // Re-checked under the lock: two racing frees of one object.
+    if (g_page_map.Get(reinterpret_cast<uintptr_t>(p)) != s || s->state != SpanState::kLarge) {
+      Fatal("double free", p);
+    }
+    g_page_heap.Free(s);
+  }
+  if (h != nullptr) {
+    h->large_frees.fetch_add(1, std::memory_order_relaxed);
+    h->large_bytes_freed.fetch_add(bytes, std::memory_order_relaxed);
+  } else {
+    g_heapless_frees.fetch_add(1, std::memory_order_relaxed);
+    g_heapless_free_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  }
+}
+
+// A pointer no arena holds: the loader's, from before libdump, or misuse.
+bool IsPreinit(const void* p, size_t* readable) {
+  EnsureInitialized();
+  return libdump_preinit_pointer != nullptr && libdump_preinit_pointer(p, readable);
+}
+
+}  // namespace
+
+void Fatal(const char* what, const void* addr) {
+  char buf[160];
+  static const char kHex[] = "0123456789abcdef";
+  size_t n = 0;
+  for (const char* s = "libdump: "; *s; ++s) buf[n++] = *s;
+  for (const char* s = what; *s && n < 100; ++s) buf[n++] = *s;
+  if (addr != nullptr) {
+    for (const char* s = " at 0x"; *s; ++s) buf[n++] = *s;
+    const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
+    for (int shift = 60; shift >= 0; shift -= 4) buf[n++] = kHex[(a >> shift) & 15];
+  }
+  buf[n++] = '\n';
+  WriteAll(buf, n);
+  abort();
+}
+
+void EnsureInitialized() {
+  if (LIBDUMP_LIKELY(g_initialized.load(std::memory_order_acquire))) return;
+  LockGuard g(g_init_lock);
+  if (g_initialized.load(std::memory_order_relaxed)) return;
+  if (libdump_snapshot_preinit != nullptr) libdump_snapshot_preinit();
+  if (pthread_key_create(&g_exit_key, ThreadExit) != 0) Fatal("cannot create the thread-exit key", nullptr);
+  g_initialized.store(true, std::memory_order_release);
+}
+
+void OnHeapAttached(ThreadHeap* h) {
+  pthread_setspecific(g_exit_key, h);
+  // pthread_atfork allocates: registered only once this thread has a heap.
+  if (!g_atfork_registered.exchange(true, std::memory_order_acq_rel)) {
+    pthread_atfork(ForkPrepare, ForkParent, ForkChild);
+  }
+}
+
+int64_t FirstSampleCountdown(ThreadHeap* h) { return NextSampleCountdown(h); }
+
+void NotifySampledFree(void* p, size_t size) {
+  if (SampleHook hook = g_sample_hook.load(std::memory_order_acquire)) hook(p, size, false);
+}
+
+void CountHeaplessFree(size_t bytes) {
+  g_heapless_frees.fetch_add(1, std::memory_order_relaxed);
+  g_heapless_free_bytes.fetch_add(bytes, std::memory_order_relaxed);
+}
+
+uint64_t HeaplessFrees() { return g_heapless_frees.load(std::memory_order_relaxed); }
+uint64_t HeaplessFreeBytes() { return g_heapless_free_bytes.load(std::memory_order_relaxed); }
+
+SpanExtra* EnsureExtra(Span* s) {
+  SpanExtra* e = s->extra.load(std::memory_order_acquire);
+  if (e != nullptr) return e;
+  AllocatorSection section;
+  LockGuard g(g_page_heap.mutex());
+  e = g_page_heap.NewExtra();
+  s->extra.store(e, std::memory_order_release);
+  s->free_flags |= kFreeSlowExtra;
+  return e;
+}
+
+size_t SlotSize(const Span* s) {
+  return s->state == SpanState::kLarge ? size_t{s->npages} << kPageShift : s->slot_size;
+}
+
+void* AllocateSlow(size_t size) {
+  ThreadHeap* h = t_heap;
+  if (h == nullptr) h = AttachHeap();
+  if (size > kMaxSmallSize) return AllocateLarge(h, size, 1);
+  const int c = SizeToClass(size);
+  ClassCache& cc = h->cache[c];
+  if (cc.free_bits == 0 && !Refill(h, c)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  const unsigned b = static_cast<unsigned>(__builtin_ctzll(cc.free_bits));
+  cc.free_bits &= cc.free_bits - 1;
+  cc.live_word->store(cc.live_word->load(std::memory_order_relaxed) | (uint64_t{1} << b),
+                      std::memory_order_relaxed);
+  cc.mallocs.store(cc.mallocs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  void* p = reinterpret_cast<void*>(cc.word_base + uintptr_t{b} * cc.slot_size);
+  h->sample_left -= cc.slot_size;
+  if (h->sample_left < 0) {
+    h->sample_left = NextSampleCountdown(h);
+    MarkSampled(p, cc.slot_size);
+  }
+  return p;
+}
+
+void* AllocateAlignedImpl(size_t align, size_t size) {
+  if (align <= kMinAlign) return AllocateFast(size);
+  if (align <= kPageSize) {
+    // Power-of-two classes place every slot at a multiple of their size,
+    // and spans start on page boundaries.
+    size_t s = size > align ? size : align;
+    s = size_t{1} << (64 - __builtin_clzll(s - 1));
+    if (s <= kMaxSmallSize) return AllocateFast(s);
+  }
+  ThreadHeap* h = t_heap;
+  if (h == nullptr) h = AttachHeap();
+  return AllocateLarge(h, size, align);
+}
+
+void FreeSlow(void* ptr, Span* s) {
+  if (ptr == nullptr) return;
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  if (s == nullptr) {
+    size_t readable;
+    if (IsPreinit(ptr, &readable)) return;  // the loader's: never reused, left alone
+    Fatal("free of a pointer libdump did not allocate", ptr);
+  }
+  ThreadHeap* h = t_heap;
+  switch (s->state) {
+    case SpanState::kSmall: {
+      const uint32_t i = s->SlotIndex(p);
+      if (i >= s->nslots || s->SlotAddress(i) != p) Fatal("free of a pointer inside an object", ptr);
+      if (h != nullptr && s->owner.load(std::memory_order_relaxed) == h) {
+        LocalFree(h, s, i);
+      } else {
+        RemoteFree(h, s, i);
+      }
+      return;
+    }
+    case SpanState::kLarge:
+      if (p != s->start) Fatal("free of a pointer inside an object", ptr);
+      FreeLarge(h, s, ptr);
+      return;
+    case SpanState::kFree:
+      break;
+  }
+  Fatal("double free (or free of memory never allocated)", ptr);
+}
+
+size_t UsableSizeImpl(const void* ptr) {
+  if (ptr == nullptr) return 0;
+  Span* s = g_page_map.Get(reinterpret_cast<uintptr_t>(ptr));
+  if (s == nullptr || s->state == SpanState::kFree) {
+    size_t readable;
+    if (IsPreinit(ptr, &readable)) return 0;
+    Fatal("malloc_usable_size of a pointer libdump did not allocate", ptr);
+  }
+  return SlotSize(s);
+}
+
+void* ReallocateImpl(void* ptr, size_t size) {
+  if (ptr == nullptr) return AllocateFast(size);
+  if (size == 0) {  // glibc's behaviour, which programs rely on
+    FreeFast(ptr);
+    return nullptr;
+  }
+  Span* s = g_page_map.Get(reinterpret_cast<uintptr_t>(ptr));
+  size_t old;
+  bool preinit = false;
+  if (s == nullptr || s->state == SpanState::kFree) {
+    if (!IsPreinit(ptr, &old)) Fatal("realloc of a pointer libdump did not allocate", ptr);
+    preinit = true;
+  } else {
+    old = SlotSize(s);
+    // Shrinking by less than half keeps the object where it is.
+    if (size <= old && size >= old / 2) return ptr;
+  }
+  void* q = AllocateFast(size);
+  if (q == nullptr) return nullptr;
+  memcpy(q, ptr, size < old ? size : old);
+  if (!preinit) FreeFast(ptr);
+  return q;
+}
+
+void SetSectionExitHook(void (*hook)()) { g_section_exit_hook.store(hook, std::memory_order_release); }
+void SetSampleHook(SampleHook hook) { g_sample_hook.store(hook, std::memory_order_release); }
+
+}  // namespace libdump::internal
+
+namespace libdump {
+
+using namespace internal;
+
+void* Allocate(size_t size) { return AllocateFast(size); }
+
+void* AllocateZeroed(size_t n, size_t size) {
+  size_t total;
+  if (__builtin_mul_overflow(n, size, &total)) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  void* p = AllocateFast(total);
+  if (p == nullptr) return nullptr;
+  if (total > kMaxSmallSize) {
+    // Large spans fresh from the OS (or from madvise) are zero already.
+    if (g_page_map.Get(reinterpret_cast<uintptr_t>(p))->zeroed) return p;
+  }
+  memset(p, 0, total);
+  return p;
+}
+
+void* AllocateAligned(size_t align, size_t size) { return AllocateAlignedImpl(align, size); }
+void* Reallocate(void* p, size_t size) { return ReallocateImpl(p, size); }
+void Free(void* p) { FreeFast(p); }
+size_t UsableSize(const void* p) { return UsableSizeImpl(p); }
+
+void SetSampleInterval(int64_t bytes) {
+  g_sample_interval.store(bytes, std::memory_order_relaxed);
+  if (ThreadHeap* h = t_heap) h->sample_left = NextSampleCountdown(h);
+}
+
+bool IsSampled(const void* ptr) {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  Span* s = g_page_map.Get(p);
+  if (s == nullptr) return false;
+  if (s->state == SpanState::kLarge) return s->large_sampled.load(std::memory_order_relaxed);
+  if (s->state != SpanState::kSmall) return false;
+  SpanExtra* e = s->extra.load(std::memory_order_acquire);
+  if (e == nullptr) return false;
+  const uint32_t i = s->SlotIndex(p);
+  return (e->sampled[i >> 6].load(std::memory_order_relaxed) >> (i & 63)) & 1;
+}
+
+}  // namespace libdump

@@ -1,0 +1,91 @@
+// The allocation and free fast paths, inline so that malloc_interpose.cc and
+// the public API compile to a handful of instructions before any call.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "config.h"
+#include "page_map.h"
+#include "size_class.h"
+#include "span.h"
+#include "thread_cache.h"
+
+namespace libdump::internal {
+
+void* AllocateSlow(size_t size);
+void FreeSlow(void* p, Span* s);
+
+inline void* AllocateFast(size_t size) {
+  ThreadHeap* h = t_heap;
+  if (LIBDUMP_LIKELY(h != nullptr && size <= kMaxSmallSize)) {
+    const int c = SizeToClass(size);
+    ClassCache& cc = h->cache[c];
+    const uint64_t bits = cc.free_bits;
+    // The sampling countdown rides along in the same test: when it would go
+    // negative the slow path takes the sample.
+    const int64_t left = h->sample_left - cc.slot_size;
+    if (LIBDUMP_LIKELY(bits != 0 && left >= 0)) {
+      h->sample_left = left;
+      const unsigned b = static_cast<unsigned>(__builtin_ctzll(bits));
+      cc.free_bits = bits & (bits - 1);
+      // Only this thread writes the live word: a plain read-modify-write.
+      // Once the bit is set the walk reports the object.
+      cc.live_word->store(cc.live_word->load(std::memory_order_relaxed) | (uint64_t{1} << b),
+                          std::memory_order_relaxed);
+      cc.mallocs.store(cc.mallocs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      return reinterpret_cast<void*>(cc.word_base + uintptr_t{b} * cc.slot_size);
+    }
+  }
+  return AllocateSlow(size);
+}
+
+inline void FreeFast(void* ptr) {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  Span* s = g_page_map.Get(p);
+  ThreadHeap* h = t_heap;
+  // Owned by this thread implies a small span; free_flags sends full spans
+  // and annotated ones to the slow path.
+  if (LIBDUMP_LIKELY(s != nullptr && h != nullptr && s->owner.load(std::memory_order_relaxed) == h &&
+                     s->free_flags == 0)) {
+    const uint32_t i = s->SlotIndex(p);
+    const uint64_t m = uint64_t{1} << (i & 63);
+    std::atomic<uint64_t>& w = s->live[i >> 6];
+    const uint64_t v = w.load(std::memory_order_relaxed);
+    // Misuse checks cost a multiply and two loads already in cache: an
+    // interior pointer, a slot not live, or one already freed remotely all
+    // go to the slow path, which reports them. The last live slot of a span
+    // goes there too, to give the span back.
+    if (LIBDUMP_LIKELY(s->SlotAddress(i) == p && (v & m) != 0 &&
+                       (s->remote[i >> 6].load(std::memory_order_relaxed) & m) == 0 && s->used > 1)) {
+      w.store(v & ~m, std::memory_order_relaxed);
+      --s->used;
+      auto& frees = h->cache[s->size_class].frees;
+      frees.store(frees.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      return;
+    }
+  }
+  FreeSlow(ptr, s);
+}
+
+// Allocator-wide state, defined in allocator.cc.
+void EnsureInitialized();
+void OnHeapAttached(ThreadHeap* h);
+int64_t FirstSampleCountdown(ThreadHeap* h);
+void NotifySampledFree(void* p, size_t size);
+void CountHeaplessFree(size_t bytes);
+
+uint64_t HeaplessFrees();
+uint64_t HeaplessFreeBytes();
+
+// Slot size of the objects of an in-use span.
+size_t SlotSize(const Span* s);
+// The span's side table, created on first use. Only the owner of a small
+// span (or the allocator of a large one) calls it.
+SpanExtra* EnsureExtra(Span* s);
+
+void* AllocateAlignedImpl(size_t align, size_t size);
+void* ReallocateImpl(void* p, size_t size);
+size_t UsableSizeImpl(const void* p);
+
+}  // namespace libdump::internal

@@ -1,0 +1,83 @@
+#include "arena.h"
+
+#include <sys/mman.h>
+
+#include "lock.h"
+
+namespace libdump::internal {
+
+constinit ArenaSet g_arenas;
+
+namespace {
+
+void* MapAligned(size_t bytes, size_t align, uintptr_t hint) {
+  // Try to extend the heap upwards so arenas tend to form one range.
+  if (hint != 0) {
+    void* p = mmap(reinterpret_cast<void*>(hint), bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+    if (p != MAP_FAILED) {
+      if (reinterpret_cast<uintptr_t>(p) == hint) return p;
+      munmap(p, bytes);  // old kernels ignore MAP_FIXED_NOREPLACE and place it elsewhere
+    }
+  }
+  void* p = mmap(nullptr, bytes + align, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  const uintptr_t raw = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t aligned = (raw + align - 1) & ~(uintptr_t{align} - 1);
+  if (aligned > raw) munmap(p, aligned - raw);
+  const uintptr_t tail = raw + bytes + align - (aligned + bytes);
+  if (tail > 0) munmap(reinterpret_cast<void*>(aligned + bytes), tail);
+  return reinterpret_cast<void*>(aligned);
+}
+
+SpinLock g_meta_lock;
+uintptr_t g_meta_next = 0;
+uintptr_t g_meta_end = 0;
+std::atomic<uint64_t> g_meta_bytes{0};
+
+}  // namespace
+
+Arena ArenaSet::Grow(size_t bytes) {
+  const size_t n = count_.load(std::memory_order_relaxed);
+  if (n == kMaxArenas) return Arena{0, 0};
+  void* mem = MapAligned(bytes, kPageSize, hi_.load(std::memory_order_relaxed));
+  if (mem == nullptr) return Arena{0, 0};
+  const uintptr_t start = reinterpret_cast<uintptr_t>(mem);
+  const Arena a{start, start + bytes};
+  size_t i = n;
+  for (; i > 0 && starts_[i - 1].load(std::memory_order_relaxed) > start; --i) {
+    starts_[i].store(starts_[i - 1].load(std::memory_order_relaxed), std::memory_order_relaxed);
+    ends_[i].store(ends_[i - 1].load(std::memory_order_relaxed), std::memory_order_relaxed);
+  }
+  starts_[i].store(a.start, std::memory_order_relaxed);
+  ends_[i].store(a.end, std::memory_order_relaxed);
+  count_.store(n + 1, std::memory_order_release);
+  if (n == 0 || a.start < lo_.load(std::memory_order_relaxed)) lo_.store(a.start, std::memory_order_release);
+  if (a.end > hi_.load(std::memory_order_relaxed)) hi_.store(a.end, std::memory_order_release);
+  reserved_.fetch_add(bytes, std::memory_order_relaxed);
+  return a;
+}
+
+void* MetaAlloc(size_t bytes) {
+  bytes = (bytes + 63) & ~size_t{63};
+  LockGuard g(g_meta_lock);
+  if (g_meta_next + bytes > g_meta_end) {
+    const size_t chunk = bytes > (size_t{1} << 20) ? bytes : (size_t{1} << 20);
+    void* mem = mmap(nullptr, chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) Fatal("out of memory for allocator metadata", nullptr);
+    g_meta_next = reinterpret_cast<uintptr_t>(mem);
+    g_meta_end = g_meta_next + chunk;
+  }
+  void* p = reinterpret_cast<void*>(g_meta_next);
+  g_meta_next += bytes;
+  g_meta_bytes.fetch_add(bytes, std::memory_order_relaxed);
+  return p;
+}
+
+uint64_t MetaBytes() { return g_meta_bytes.load(std::memory_order_relaxed); }
+void MetaForkPrepare() { g_meta_lock.lock(); }
+void MetaForkParent() { g_meta_lock.unlock(); }
+void MetaForkChild() { g_meta_lock.ResetAfterFork(); }
+
+}  // namespace libdump::internal

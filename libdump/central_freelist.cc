@@ -1,0 +1,69 @@
+#include "central_freelist.h"
+
+#include "page_heap.h"
+#include "thread_cache.h"
+
+namespace libdump::internal {
+
+namespace {
+
+struct alignas(64) OrphanList {
+  SpinLock lock;
+  SpanQueue spans;
+};
+constinit OrphanList g_orphans[kNumClasses];
+
+// Bounds the work of one adoption; later adopters look further.
+constexpr int kAdoptScan = 16;
+
+}  // namespace
+
+void ReleaseSmallSpan(Span* s) {
+  LockGuard g(g_page_heap.mutex());
+  if (SpanExtra* e = s->extra.load(std::memory_order_relaxed)) {
+    s->extra.store(nullptr, std::memory_order_relaxed);
+    g_page_heap.DeleteExtra(e);
+  }
+  g_page_heap.Free(s);
+}
+
+void Abandon(Span* s) {
+  OrphanList& l = g_orphans[s->size_class];
+  LockGuard g(l.lock);
+  s->list = SpanList::kOrphan;
+  s->owner.store(nullptr, std::memory_order_release);
+  l.spans.PushFront(s);
+}
+
+Span* Adopt(ThreadHeap* h, int size_class) {
+  OrphanList& l = g_orphans[size_class];
+  LockGuard g(l.lock);
+  Span* s = l.spans.front();
+  for (int n = 0; s != nullptr && n < kAdoptScan; ++n) {
+    Span* next = s->next;
+    CollectRemote(s);
+    if (s->used == 0) {
+      l.spans.Remove(s);
+      ReleaseSmallSpan(s);
+    } else if (s->used < s->nslots) {
+      l.spans.Remove(s);
+      s->free_flags &= static_cast<uint8_t>(~kFreeSlowFull);
+      s->owner.store(h, std::memory_order_release);
+      return s;
+    }
+    s = next;
+  }
+  return nullptr;
+}
+
+void CentralForkPrepare() {
+  for (auto& l : g_orphans) l.lock.lock();
+}
+void CentralForkParent() {
+  for (auto& l : g_orphans) l.lock.unlock();
+}
+void CentralForkChild() {
+  for (auto& l : g_orphans) l.lock.ResetAfterFork();
+}
+
+}  // namespace libdump::internal

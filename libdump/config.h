@@ -1,0 +1,27 @@
+// Constants shared by the allocator's parts.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#define LIBDUMP_LIKELY(x) __builtin_expect(!!(x), 1)
+#define LIBDUMP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+namespace libdump::internal {
+
+inline constexpr size_t kPageShift = 13;  // 8 KiB pages: the unit of spans and of the page map
+inline constexpr size_t kPageSize = size_t{1} << kPageShift;
+inline constexpr size_t kArenaSize = size_t{64} << 20;  // unit of address-space reservation
+inline constexpr size_t kMaxSmallSize = 32768;          // larger requests get their own span
+inline constexpr size_t kMinAlign = 16;                 // what malloc promises on x86-64
+// Bitmaps of 8 words keep a span's metadata in three cache lines; size
+// classes are laid out so that no span holds more slots than this.
+inline constexpr size_t kBitmapWords = 8;
+inline constexpr size_t kMaxSlotsPerSpan = kBitmapWords * 64;
+inline constexpr int kAddressBits = 48;
+
+// Ends the process with a message naming the address. Used for heap misuse
+// and for running out of address space: never returns.
+[[noreturn]] void Fatal(const char* what, const void* addr);
+
+}  // namespace libdump::internal

@@ -1,0 +1,112 @@
+// A span: a run of pages that is free, holds slots of one size class, or
+// holds one large object. Span metadata lives outside the heap, so walking it
+// never reads object memory.
+//
+// Liveness of a small slot is `live & ~remote`: the owning thread sets and
+// clears `live` with plain stores; other threads free by setting `remote`
+// atomically, and the owner later folds those bits into `live`. No per-object
+// list exists anywhere, free memory included.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "config.h"
+#include "size_class.h"
+
+namespace libdump::internal {
+
+struct ThreadHeap;
+
+enum class SpanState : uint8_t { kFree = 0, kSmall = 1, kLarge = 2 };
+
+// Where a small span sits from its owner's point of view.
+enum class SpanList : uint8_t { kNone = 0, kCurrent, kPartial, kFull, kOrphan };
+
+// Per-slot annotations that only some spans need: allocated on first use.
+struct SpanExtra {
+  std::atomic<uint64_t> sampled[kBitmapWords];
+  std::atomic<uint32_t> type_id[kMaxSlotsPerSpan];
+  std::atomic<uint32_t> count[kMaxSlotsPerSpan];  // array length for make_array
+  SpanExtra* next_free;
+};
+
+// Bits of Span::free_flags: any of them sends a local free to the slow path.
+inline constexpr uint8_t kFreeSlowFull = 1;   // on the owner's full list
+inline constexpr uint8_t kFreeSlowExtra = 2;  // has SpanExtra to clear
+
+struct Span {
+  uintptr_t start = 0;
+  uint32_t npages = 0;
+  SpanState state = SpanState::kFree;
+  uint8_t size_class = 0;
+  // Free spans: pages were given back with madvise (and so read as zero).
+  bool returned = false;
+  // In-use spans: pages were zero when handed out.
+  bool zeroed = false;
+  uint8_t free_flags = 0;
+  SpanList list = SpanList::kNone;
+  uint32_t slot_size = 0;  // small: the class size; large: npages * kPageSize
+  uint32_t nslots = 0;
+  uint64_t div_magic = 0;
+  std::atomic<ThreadHeap*> owner{nullptr};
+  uint32_t arena_id = 0;  // free spans merge only within one arena
+  uint32_t used = 0;  // owner only: slots live or reserved in the owner's cache
+  std::atomic<uint32_t> remote_pending{0};  // remote frees not yet folded into live
+  std::atomic<SpanExtra*> extra{nullptr};
+  // Large spans keep their single object's annotations inline.
+  std::atomic<uint32_t> large_type_id{0};
+  std::atomic<uint32_t> large_count{0};
+  std::atomic<bool> large_sampled{false};
+  Span* prev = nullptr;
+  Span* next = nullptr;
+  std::atomic<uint64_t> live[kBitmapWords];
+  std::atomic<uint64_t> remote[kBitmapWords];
+
+  uintptr_t end() const { return start + (uintptr_t{npages} << kPageShift); }
+  uint32_t nwords() const { return (nslots + 63) / 64; }
+  // Bits of word w that name real slots.
+  uint64_t ValidMask(uint32_t w) const {
+    const uint32_t left = nslots - w * 64;
+    return left >= 64 ? ~uint64_t{0} : (uint64_t{1} << left) - 1;
+  }
+  // Slot index of an address inside the span; exact for every offset below
+  // 2^(kDivShift - 15), far more than a span spans.
+  uint32_t SlotIndex(uintptr_t addr) const {
+    return static_cast<uint32_t>(((addr - start) * div_magic) >> kDivShift);
+  }
+  uintptr_t SlotAddress(uint32_t i) const { return start + uintptr_t{i} * slot_size; }
+  bool SlotLive(uint32_t i) const {
+    const uint64_t m = uint64_t{1} << (i & 63);
+    return (live[i >> 6].load(std::memory_order_acquire) & ~remote[i >> 6].load(std::memory_order_acquire) & m) != 0;
+  }
+};
+
+// Intrusive doubly linked list of spans.
+class SpanQueue {
+ public:
+  bool empty() const { return head_ == nullptr; }
+  Span* front() const { return head_; }
+  void PushFront(Span* s) {
+    s->prev = nullptr;
+    s->next = head_;
+    if (head_) head_->prev = s;
+    head_ = s;
+  }
+  void Remove(Span* s) {
+    if (s->prev) s->prev->next = s->next; else head_ = s->next;
+    if (s->next) s->next->prev = s->prev;
+    s->prev = s->next = nullptr;
+  }
+  Span* PopFront() {
+    Span* s = head_;
+    if (s) Remove(s);
+    return s;
+  }
+
+ private:
+  Span* head_ = nullptr;
+};
+
+}  // namespace libdump::internal

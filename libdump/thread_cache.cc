@@ -1,0 +1,251 @@
+#include "thread_cache.h"
+
+#include <new>
+
+#include "allocator.h"
+#include "arena.h"
+#include "central_freelist.h"
+#include "lock.h"
+#include "page_heap.h"
+
+namespace libdump::internal {
+
+thread_local ThreadHeap* t_heap __attribute__((tls_model("initial-exec"))) = nullptr;
+
+namespace {
+
+SpinLock g_heaps_lock;                   // guards the pool and registry pushes
+ThreadHeap* g_heap_pool = nullptr;
+std::atomic<ThreadHeap*> g_all_heaps{nullptr};
+
+// Reserves the free slots of word w for the cache. False if it has none.
+bool LoadWord(ClassCache& cc, Span* s, uint32_t w) {
+  const uint64_t free = ~s->live[w].load(std::memory_order_relaxed) & s->ValidMask(w);
+  if (free == 0) return false;
+  cc.free_bits = free;
+  cc.word = w;
+  cc.word_base = s->SlotAddress(w * 64);
+  cc.live_word = &s->live[w];
+  s->used += static_cast<uint32_t>(__builtin_popcountll(free));
+  return true;
+}
+
+Span* NewSmallSpan(ThreadHeap* h, int c) {
+  const ClassInfo& ci = g_classes[c];
+  LockGuard g(g_page_heap.mutex());
+  Span* s = g_page_heap.Alloc(ci.npages);
+  if (s == nullptr) return nullptr;
+  s->size_class = static_cast<uint8_t>(c);
+  s->slot_size = ci.size;
+  s->nslots = ci.nslots;
+  s->div_magic = ci.div_magic;
+  s->used = 0;
+  s->free_flags = 0;
+  s->remote_pending.store(0, std::memory_order_relaxed);
+  for (uint32_t w = 0; w < kBitmapWords; ++w) {
+    s->live[w].store(0, std::memory_order_relaxed);
+    s->remote[w].store(0, std::memory_order_relaxed);
+  }
+  s->owner.store(h, std::memory_order_relaxed);
+  s->state = SpanState::kSmall;
+  return s;
+}
+
+// A span of the class with a free slot, owned by h, in no list.
+Span* FindSpan(ThreadHeap* h, int c) {
+  if (Span* s = h->partial[c].PopFront()) return s;
+  if (h->remote_hint[c].load(std::memory_order_relaxed) != 0) {
+    h->remote_hint[c].store(0, std::memory_order_relaxed);
+    for (Span* s = h->full[c].front(); s != nullptr;) {
+      Span* next = s->next;
+      if (s->remote_pending.load(std::memory_order_relaxed) != 0) {
+        CollectRemote(s);
+        if (s->used < s->nslots) {
+          h->full[c].Remove(s);
+          s->free_flags &= static_cast<uint8_t>(~kFreeSlowFull);
+          if (s->used == 0) {
+            AllocatorSection section;
+            ReleaseSmallSpan(s);
+          } else {
+            s->list = SpanList::kPartial;
+            h->partial[c].PushFront(s);
+          }
+        }
+      }
+      s = next;
+    }
+    if (Span* s = h->partial[c].PopFront()) return s;
+  }
+  AllocatorSection section;
+  if (Span* s = Adopt(h, c)) return s;
+  return NewSmallSpan(h, c);
+}
+
+// Gives up a span the heap no longer wants to own.
+void Dispose(Span* s) {
+  CollectRemote(s);
+  s->free_flags &= static_cast<uint8_t>(~kFreeSlowFull);
+  if (s->used == 0) {
+    ReleaseSmallSpan(s);
+  } else {
+    Abandon(s);
+  }
+}
+
+}  // namespace
+
+void CollectRemote(Span* s) {
+  if (s->remote_pending.load(std::memory_order_relaxed) == 0) return;
+  s->remote_pending.exchange(0, std::memory_order_acquire);
+  for (uint32_t w = 0; w < s->nwords(); ++w) {
+    const uint64_t r = s->remote[w].load(std::memory_order_acquire);
+    if (r == 0) continue;
+    // Clear live before remote: a concurrent walk sees the slot free at
+    // every step (live & ~remote is 0 throughout).
+    s->live[w].store(s->live[w].load(std::memory_order_relaxed) & ~r, std::memory_order_release);
+    s->remote[w].fetch_and(~r, std::memory_order_release);
+    s->used -= static_cast<uint32_t>(__builtin_popcountll(r));
+  }
+}
+
+bool Refill(ThreadHeap* h, int c) {
+  ClassCache& cc = h->cache[c];
+  if (Span* s = cc.span) {
+    for (uint32_t w = cc.word + 1; w < s->nwords(); ++w) {
+      if (LoadWord(cc, s, w)) return true;
+    }
+    // End of the span: slots freed behind the cursor are reused before
+    // moving on.
+    CollectRemote(s);
+    if (s->used < s->nslots) {
+      for (uint32_t w = 0; w < s->nwords(); ++w) {
+        if (LoadWord(cc, s, w)) return true;
+      }
+    }
+    s->list = SpanList::kFull;
+    s->free_flags |= kFreeSlowFull;
+    h->full[c].PushFront(s);
+    cc.span = nullptr;
+  }
+  Span* s = FindSpan(h, c);
+  if (s == nullptr) return false;
+  s->list = SpanList::kCurrent;
+  cc.span = s;
+  CollectRemote(s);
+  for (uint32_t w = 0; w < s->nwords(); ++w) {
+    if (LoadWord(cc, s, w)) return true;
+  }
+  Fatal("span handed out without a free slot", reinterpret_cast<void*>(s->start));
+}
+
+namespace {
+
+// Clears the annotations of a slot being freed.
+void ClearExtras(Span* s, uint32_t i) {
+  SpanExtra* e = s->extra.load(std::memory_order_acquire);
+  if (e == nullptr) return;
+  e->type_id[i].store(0, std::memory_order_relaxed);
+  e->count[i].store(0, std::memory_order_relaxed);
+  const uint64_t m = uint64_t{1} << (i & 63);
+  if (e->sampled[i >> 6].load(std::memory_order_relaxed) & m) {
+    e->sampled[i >> 6].fetch_and(~m, std::memory_order_relaxed);
+    NotifySampledFree(reinterpret_cast<void*>(s->SlotAddress(i)), s->slot_size);
+  }
+}
+
+}  // namespace
+
+void LocalFree(ThreadHeap* h, Span* s, uint32_t i) {
+  const uint64_t m = uint64_t{1} << (i & 63);
+  std::atomic<uint64_t>& w = s->live[i >> 6];
+  const uint64_t v = w.load(std::memory_order_relaxed);
+  if (!(v & m) || (s->remote[i >> 6].load(std::memory_order_relaxed) & m)) {
+    Fatal("double free", reinterpret_cast<void*>(s->SlotAddress(i)));
+  }
+  ClearExtras(s, i);
+  w.store(v & ~m, std::memory_order_release);
+  --s->used;
+  const int c = s->size_class;
+  auto& frees = h->cache[c].frees;
+  frees.store(frees.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  if (s->list == SpanList::kFull) {
+    h->full[c].Remove(s);
+    s->free_flags &= static_cast<uint8_t>(~kFreeSlowFull);
+    s->list = SpanList::kPartial;
+    h->partial[c].PushFront(s);
+  }
+  if (s->used == 0 && s->list == SpanList::kPartial) {
+    h->partial[c].Remove(s);
+    AllocatorSection section;
+    ReleaseSmallSpan(s);
+  }
+}
+
+void RemoteFree(ThreadHeap* h, Span* s, uint32_t i) {
+  const uint64_t m = uint64_t{1} << (i & 63);
+  const void* addr = reinterpret_cast<void*>(s->SlotAddress(i));
+  if (!(s->live[i >> 6].load(std::memory_order_acquire) & m)) Fatal("double free", addr);
+  ClearExtras(s, i);
+  if (s->remote[i >> 6].fetch_or(m, std::memory_order_acq_rel) & m) Fatal("double free", addr);
+  s->remote_pending.fetch_add(1, std::memory_order_release);
+  const int c = s->size_class;
+  if (ThreadHeap* owner = s->owner.load(std::memory_order_acquire)) {
+    owner->remote_hint[c].fetch_add(1, std::memory_order_relaxed);
+  }
+  if (h != nullptr) {
+    auto& frees = h->cache[c].frees;
+    frees.store(frees.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  } else {
+    CountHeaplessFree(g_classes[c].size);
+  }
+}
+
+ThreadHeap* AttachHeap() {
+  EnsureInitialized();
+  ThreadHeap* h;
+  {
+    AllocatorSection section;
+    LockGuard g(g_heaps_lock);
+    h = g_heap_pool;
+    if (h != nullptr) {
+      g_heap_pool = h->next_free;
+    } else {
+      h = new (MetaAlloc(sizeof(ThreadHeap))) ThreadHeap();
+      for (int c = 0; c < kNumClasses; ++c) h->cache[c].slot_size = g_classes[c].size;
+      h->next_all = g_all_heaps.load(std::memory_order_relaxed);
+      g_all_heaps.store(h, std::memory_order_release);
+    }
+  }
+  h->sample_left = FirstSampleCountdown(h);
+  t_heap = h;
+  OnHeapAttached(h);
+  return h;
+}
+
+void DetachHeap(ThreadHeap* h) {
+  AllocatorSection section;
+  for (int c = 1; c < kNumClasses; ++c) {
+    ClassCache& cc = h->cache[c];
+    if (Span* s = cc.span) {
+      s->used -= static_cast<uint32_t>(__builtin_popcountll(cc.free_bits));
+      cc.free_bits = 0;
+      cc.span = nullptr;
+      s->list = SpanList::kNone;
+      Dispose(s);
+    }
+    while (Span* s = h->partial[c].PopFront()) Dispose(s);
+    while (Span* s = h->full[c].PopFront()) Dispose(s);
+    h->remote_hint[c].store(0, std::memory_order_relaxed);
+  }
+  LockGuard g(g_heaps_lock);
+  h->next_free = g_heap_pool;
+  g_heap_pool = h;
+}
+
+ThreadHeap* AllHeaps() { return g_all_heaps.load(std::memory_order_acquire); }
+
+void HeapsForkPrepare() { g_heaps_lock.lock(); }
+void HeapsForkParent() { g_heaps_lock.unlock(); }
+void HeapsForkChild() { g_heaps_lock.ResetAfterFork(); }
+
+}  // namespace libdump::internal

@@ -1,0 +1,75 @@
+// Per-thread heaps: each thread owns spans, one current span per size class,
+// and allocates from a cached word of the current span's free bitmap. The
+// owner alone writes its spans' live bits, so the fast paths need no atomic
+// read-modify-write; other threads free by setting remote bits (see span.h).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "config.h"
+#include "size_class.h"
+#include "span.h"
+
+namespace libdump::internal {
+
+struct alignas(64) ClassCache {
+  uint64_t free_bits = 0;  // slots of the current word reserved for this thread
+  uintptr_t word_base = 0;  // address of the current word's slot 0
+  std::atomic<uint64_t>* live_word = nullptr;
+  Span* span = nullptr;  // the current span (its list is kCurrent)
+  uint32_t slot_size = 0;
+  uint32_t word = 0;
+  std::atomic<uint64_t> mallocs{0};
+  std::atomic<uint64_t> frees{0};  // frees this thread made of this class, local or remote
+};
+
+struct ThreadHeap {
+  ClassCache cache[kNumClasses];
+  // Bytes left before the next sampled allocation. Charged in slot bytes on
+  // the fast path; INT64_MAX while sampling is off.
+  int64_t sample_left = INT64_MAX;
+  SpanQueue partial[kNumClasses];
+  SpanQueue full[kNumClasses];
+  // Remote frees into this heap's spans since it last swept its full lists.
+  std::atomic<uint32_t> remote_hint[kNumClasses] = {};
+  std::atomic<uint64_t> large_mallocs{0};
+  std::atomic<uint64_t> large_frees{0};
+  std::atomic<uint64_t> large_bytes_allocated{0};
+  std::atomic<uint64_t> large_bytes_freed{0};
+  ThreadHeap* next_all = nullptr;   // registry of every heap ever made
+  ThreadHeap* next_free = nullptr;  // pool of heaps without a thread
+};
+
+// This thread's heap, or null before its first allocation and after exit.
+extern thread_local ThreadHeap* t_heap;
+
+// Returns the calling thread's heap, creating the allocator and the heap on
+// first use. Never null (aborts when out of memory for metadata).
+ThreadHeap* AttachHeap();
+// Gives the heap's spans back (empty ones to the page heap, others to the
+// orphan lists) and the heap to the pool. Called at thread exit.
+void DetachHeap(ThreadHeap* h);
+
+// Makes cc.free_bits non-zero, finding a new word or span. False when out of memory.
+bool Refill(ThreadHeap* h, int size_class);
+
+// Folds remote frees into live bits. The caller owns the span (or holds its
+// orphan list's lock).
+void CollectRemote(Span* s);
+
+// Frees a small-span slot owned by h / owned by another heap or no heap.
+// The slot is known to be a slot start.
+void LocalFree(ThreadHeap* h, Span* s, uint32_t index);
+void RemoteFree(ThreadHeap* h, Span* s, uint32_t index);
+
+// Every heap ever created (for statistics), newest first.
+ThreadHeap* AllHeaps();
+
+// Fork support: the heap registry lock.
+void HeapsForkPrepare();
+void HeapsForkParent();
+void HeapsForkChild();
+
+}  // namespace libdump::internal

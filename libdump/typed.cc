@@ -1,0 +1,64 @@
+#include "libdump/typed.h"
+
+#include "allocator.h"
+#include "lock.h"
+
+namespace libdump {
+
+namespace {
+
+constexpr uint32_t kMaxTypes = 1 << 16;
+std::atomic<const TypeInfo*> g_types[kMaxTypes + 1] = {};
+std::atomic<uint32_t> g_type_count{0};
+
+}  // namespace
+
+uint32_t RegisterType(TypeInfo* info) {
+  const uint32_t id = g_type_count.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (id > kMaxTypes) internal::Fatal("too many registered types", nullptr);
+  info->id = id;
+  g_types[id].store(info, std::memory_order_release);
+  return id;
+}
+
+const TypeInfo* FindType(uint32_t id) {
+  return id == 0 || id > kMaxTypes ? nullptr : g_types[id].load(std::memory_order_acquire);
+}
+
+uint32_t TypeCount() {
+  const uint32_t n = g_type_count.load(std::memory_order_acquire);
+  return n < kMaxTypes ? n : kMaxTypes;
+}
+
+namespace internal {
+
+void* AllocateTyped(size_t size, uint32_t type_id, uint32_t count) {
+  void* p = AllocateFast(size);
+  if (p == nullptr) return nullptr;
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  Span* s = g_page_map.Get(a);
+  if (s->state == SpanState::kLarge) {
+    s->large_type_id.store(type_id, std::memory_order_relaxed);
+    s->large_count.store(count, std::memory_order_relaxed);
+  } else {
+    // The allocating thread owns the span, so it may create the side table.
+    const uint32_t i = s->SlotIndex(a);
+    SpanExtra* e = EnsureExtra(s);
+    e->count[i].store(count, std::memory_order_relaxed);
+    e->type_id[i].store(type_id, std::memory_order_release);
+  }
+  return p;
+}
+
+uint32_t TypedCount(const void* p) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  const Span* s = g_page_map.Get(a);
+  if (s == nullptr) return 0;
+  if (s->state == SpanState::kLarge) return s->large_count.load(std::memory_order_relaxed);
+  const SpanExtra* e = s->extra.load(std::memory_order_acquire);
+  return e == nullptr ? 0 : e->count[s->SlotIndex(a)].load(std::memory_order_relaxed);
+}
+
+}  // namespace internal
+
+}  // namespace libdump
