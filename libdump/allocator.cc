@@ -163,6 +163,13 @@ bool IsPreinit(const void* p, size_t* readable) {
   return libdump_preinit_pointer != nullptr && libdump_preinit_pointer(p, readable);
 }
 
+bool InArena(uintptr_t p) {
+  for (size_t i = 0; i < g_arenas.count(); ++i) {
+    if (p >= g_arenas.at(i).start && p < g_arenas.at(i).end) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void Fatal(const char* what, const void* addr) {
@@ -271,6 +278,7 @@ void FreeSlow(void* ptr, Span* s) {
   if (s == nullptr) {
     size_t readable;
     if (IsPreinit(ptr, &readable)) return;  // the loader's: never reused, left alone
+    if (InArena(p)) Fatal("double free (or free of memory never allocated)", ptr);
     Fatal("free of a pointer libdump did not allocate", ptr);
   }
   ThreadHeap* h = t_heap;

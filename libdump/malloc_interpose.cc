@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <new>
 
 #include "allocator.h"
@@ -87,9 +88,22 @@ LIBDUMP_EXPORT void libdump_snapshot_preinit() {
     const uintptr_t lo = ParseHex(s, end);
     if (s < end && *s == '-') ++s;
     const uintptr_t hi = ParseHex(s, end);
-    g_preinit[g_npreinit++] = Range{lo, hi};
-    while (s < end && *s != '\n') ++s;
-    ++s;
+    // The loader allocates from its own data pages and from anonymous
+    // mappings: only those count, not stacks or other files.
+    const char* line_end = s;
+    while (line_end < end && *line_end != '\n') ++line_end;
+    int fields = 1;  // the range; then perms, offset, dev, inode, path
+    const char* path = line_end;
+    for (const char* q = s; q < line_end; ++q) {
+      if (q[0] == ' ' && q + 1 < line_end && q[1] != ' ' && ++fields == 6) {
+        path = q + 1;
+        break;
+      }
+    }
+    bool loader = path == line_end;
+    for (const char* q = path; q + 8 <= line_end && !loader; ++q) loader = memcmp(q, "ld-linux", 8) == 0;
+    if (loader) g_preinit[g_npreinit++] = Range{lo, hi};
+    s = line_end + 1;
   }
 }
 

@@ -81,6 +81,7 @@ Span* PageHeap::Carve(Span* s, size_t npages) {
   }
   s->zeroed = s->returned;
   s->returned = false;
+  s->state = SpanState::kLarge;  // in use; the caller may make it small
   g_page_map.Set(s->start, s->npages, s);
   in_use_spans_.fetch_add(1, std::memory_order_relaxed);
   in_use_bytes_.fetch_add(uint64_t{s->npages} << kPageShift, std::memory_order_relaxed);
@@ -147,7 +148,8 @@ Span* PageHeap::MergeNeighbours(Span* s) {
       left != nullptr && left->state == SpanState::kFree && left->arena_id == s->arena_id &&
       left->returned == s->returned && left->end() == s->start) {
     Unlink(left);
-    g_page_map.Set(left->end() - kPageSize, 1, nullptr);
+    // The old boundary pages become inner pages (unless one is left's first).
+    if (left->npages > 1) g_page_map.Set(left->end() - kPageSize, 1, nullptr);
     g_page_map.Set(s->start, 1, nullptr);
     left->npages += s->npages;
     g_page_map.Set(left->end() - kPageSize, 1, left);
@@ -158,7 +160,7 @@ Span* PageHeap::MergeNeighbours(Span* s) {
       right != nullptr && right->state == SpanState::kFree && right->arena_id == s->arena_id &&
       right->returned == s->returned && right->start == s->end()) {
     Unlink(right);
-    g_page_map.Set(s->end() - kPageSize, 1, nullptr);
+    if (s->npages > 1) g_page_map.Set(s->end() - kPageSize, 1, nullptr);
     g_page_map.Set(right->start, 1, nullptr);
     s->npages += right->npages;
     g_page_map.Set(s->end() - kPageSize, 1, s);

@@ -21,7 +21,7 @@ class PageHeap {
   // Everything below requires lock() to be held (and an AllocatorSection).
   SpinLock& mutex() { return lock_; }
 
-  // A span of exactly npages, with state kFree for the caller to set.
+  // A span of exactly npages in state kLarge (the caller may change it).
   // Every page maps to it. nullptr when out of memory.
   Span* Alloc(size_t npages);
   // Like Alloc, with start aligned to align_pages pages (a power of two).

@@ -23,13 +23,4 @@ void RootRegistry::SetFinalizer(void* obj, FinalizerFn fn) {
   else finalizers_[obj] = fn;
 }
 
-FinalizerFn RootRegistry::TakeFinalizer(void* obj) {
-  std::lock_guard<std::mutex> l(mu_);
-  auto it = finalizers_.find(obj);
-  if (it == finalizers_.end()) return nullptr;
-  FinalizerFn fn = it->second;
-  finalizers_.erase(it);
-  return fn;
-}
-
 }  // namespace libdump::heapdump

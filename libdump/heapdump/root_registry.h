@@ -20,8 +20,6 @@ class RootRegistry {
   void AddRoot(const void* slot, std::string description);
   bool RemoveRoot(const void* slot);
   void SetFinalizer(void* obj, FinalizerFn fn);
-  // Removes and returns obj's finalizer (nullptr if none): the free path runs it.
-  FinalizerFn TakeFinalizer(void* obj);
 
   // Held by the dumper from before the stop until after the resume.
   std::mutex& mutex() { return mu_; }

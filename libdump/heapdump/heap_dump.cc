@@ -1,0 +1,149 @@
+// WriteHeapDump for the libdump heap: the allocator seen as a HeapSource, the
+// public and C entry points, and the stop-the-world gate.
+#include "libdump/heap_dump.h"
+
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "heap_dump_writer.h"
+#include "heap_walk.h"
+#include "libdump/heap.h"
+#include "libdump/typed.h"
+#include "root_registry.h"
+#include "stop_the_world.h"
+
+namespace libdump {
+
+namespace {
+
+using namespace format;
+
+// Type ids in the dump are the TypeInfo addresses: stable and unique, like
+// the Type* of Go's dumps.
+uint64_t DumpTypeId(uint32_t id) {
+  const TypeInfo* t = FindType(id);
+  return reinterpret_cast<uint64_t>(t);
+}
+
+class RuntimeHeap final : public heapdump::HeapSource {
+ public:
+  // Records are built here, before the stop: writing them then allocates nothing.
+  void Prepare() override {
+    types_.clear();
+    fields_.clear();
+    for (uint32_t id = 1; id <= TypeCount(); ++id) {
+      const TypeInfo* t = FindType(id);
+      if (t == nullptr) continue;
+      TypeRecord r{reinterpret_cast<uint64_t>(t), t->size, t->name, false, {}};
+      TypeFieldsRecord f{r.addr, {}};
+      for (size_t i = 0; i < t->nfields; ++i) {
+        const FieldInfo& fi = t->fields[i];
+        for (uint32_t k = 0; k < fi.count; ++k) {
+          const uint64_t off = fi.offset + 8ull * k;
+          r.fields.push_back({kFieldPtr, off});
+          f.fields.push_back({off, kFieldPtr, 8, fi.count == 1 ? fi.name : std::string(fi.name) + "[" + std::to_string(k) + "]"});
+        }
+      }
+      types_.push_back(std::move(r));
+      fields_.push_back(std::move(f));
+    }
+    const HeapStats s = GetHeapStats();
+    stats_.stats = {{"bytes_in_use", s.bytes_in_use},
+                    {"total_allocated_bytes", s.total_allocated_bytes},
+                    {"mallocs", s.mallocs},
+                    {"frees", s.frees},
+                    {"live_objects", s.live_objects},
+                    {"spans", s.spans},
+                    {"span_bytes", s.span_bytes},
+                    {"arenas", s.arenas},
+                    {"bytes_reserved", s.bytes_reserved},
+                    {"bytes_free_committed", s.bytes_free_committed},
+                    {"bytes_returned", s.bytes_returned},
+                    {"metadata_bytes", s.metadata_bytes}};
+  }
+
+  void Range(uint64_t* start, uint64_t* end) override {
+    const HeapRange r = GetHeapRange();
+    *start = r.lo;
+    *end = r.hi;
+  }
+
+  void ForEachObject(void (*fn)(const heapdump::HeapObject&, void*), void* arg) override {
+    struct Ctx { void (*fn)(const heapdump::HeapObject&, void*); void* arg; } ctx{fn, arg};
+    internal::ForEachObject(
+        [](const ObjectInfo& o, void* c) {
+          auto* x = static_cast<Ctx*>(c);
+          heapdump::HeapObject h;
+          h.addr = o.addr;
+          h.size = o.size;
+          h.type = o.type_id ? DumpTypeId(o.type_id) : 0;
+          h.kind = o.type_id && o.count > 1 ? kObjArray : kObjRegular;
+          x->fn(h, x->arg);
+        },
+        &ctx);
+  }
+
+  uint64_t FindObject(uint64_t addr) override {
+    ObjectInfo o;
+    return libdump::FindObject(reinterpret_cast<const void*>(addr), &o) ? o.addr : 0;
+  }
+
+  void WriteTypes(Writer& w) override {
+    for (size_t i = 0; i < types_.size(); ++i) {
+      w.Type(types_[i]);
+      w.TypeFields(fields_[i]);
+    }
+  }
+
+  void WriteMemStats(Writer& w) override { w.MemStats(stats_); }
+
+ private:
+  std::vector<TypeRecord> types_;
+  std::vector<TypeFieldsRecord> fields_;
+  MemStatsRecord stats_;
+};
+
+// A thread inside the allocator is stopped when it leaves it, so the walk
+// never meets a half-done allocation or a held allocator lock.
+void InstallGate() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    capture::SetStopGate({&internal::InAllocator});
+    internal::SetSectionExitHook(&capture::StopIfRequested);
+  });
+}
+
+}  // namespace
+
+int WriteHeapDump(int fd, const HeapDumpOptions& options) {
+  InstallGate();
+  static RuntimeHeap* heap = new RuntimeHeap;  // reused: its records keep their capacity
+  heapdump::DumpOptions o;
+  o.zstd = options.zstd;
+  o.zstd_level = options.zstd_level;
+  o.seed_only = options.seed_only;
+  o.fork_snapshot = options.fork_snapshot;
+  return heapdump::WriteHeapDump(*heap, fd, o).error;
+}
+
+void AddRoot(const void* slot, const char* description) {
+  heapdump::RootRegistry::Instance().AddRoot(slot, description ? description : "");
+}
+
+void RemoveRoot(const void* slot) { heapdump::RootRegistry::Instance().RemoveRoot(slot); }
+
+void SetFinalizer(void* obj, void (*fn)(void*)) { heapdump::RootRegistry::Instance().SetFinalizer(obj, fn); }
+
+}  // namespace libdump
+
+extern "C" int libdump_write_heap_dump(int fd, int flags) {
+  libdump::HeapDumpOptions o;
+  o.zstd = (flags & LIBDUMP_DUMP_ZSTD) != 0;
+  o.seed_only = (flags & LIBDUMP_DUMP_SEED_ONLY) != 0;
+  o.fork_snapshot = (flags & LIBDUMP_DUMP_FORK) != 0;
+  return libdump::WriteHeapDump(fd, o);
+}
+extern "C" void libdump_add_root(const void* slot, const char* d) { libdump::AddRoot(slot, d); }
+extern "C" void libdump_remove_root(const void* slot) { libdump::RemoveRoot(slot); }
+extern "C" void libdump_set_finalizer(void* obj, void (*fn)(void*)) { libdump::SetFinalizer(obj, fn); }

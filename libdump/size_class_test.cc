@@ -1,0 +1,47 @@
+#include "size_class.h"
+
+#include <gtest/gtest.h>
+
+namespace libdump::internal {
+namespace {
+
+TEST(SizeClass, EverySizeGetsTheSmallestClassThatFits) {
+  for (size_t size = 0; size <= kMaxSmallSize; ++size) {
+    const int c = SizeToClass(size);
+    ASSERT_GE(c, 1);
+    ASSERT_LT(c, kNumClasses);
+    ASSERT_GE(g_classes[c].size, size) << size;
+    if (c > 1) {
+      ASSERT_LT(g_classes[c - 1].size, size) << size;
+    }
+  }
+}
+
+TEST(SizeClass, ClassesAreAlignedAndSpansFitTheBitmaps) {
+  for (int c = 1; c < kNumClasses; ++c) {
+    const ClassInfo& ci = g_classes[c];
+    EXPECT_EQ(ci.size % kMinAlign, 0u) << c;
+    EXPECT_GT(ci.size, g_classes[c - 1].size) << c;
+    EXPECT_GE(ci.nslots, 1u);
+    EXPECT_LE(ci.nslots, kMaxSlotsPerSpan) << c;
+    const uint64_t bytes = uint64_t{ci.npages} * kPageSize;
+    EXPECT_EQ(ci.nslots, bytes / ci.size);
+    EXPECT_LE((bytes % ci.size) * 8, bytes) << "tail waste above 1/8 for class " << c;
+  }
+}
+
+TEST(SizeClass, EveryPowerOfTwoUpToTheLimitIsAClass) {
+  for (size_t p = kMinAlign; p <= kMaxSmallSize; p *= 2) EXPECT_EQ(g_classes[SizeToClass(p)].size, p);
+}
+
+TEST(SizeClass, SlotIndexDivisionIsExactAtEveryOffset) {
+  for (int c = 1; c < kNumClasses; ++c) {
+    const ClassInfo& ci = g_classes[c];
+    for (uint64_t off = 0; off < uint64_t{ci.npages} * kPageSize; ++off) {
+      ASSERT_EQ((off * ci.div_magic) >> kDivShift, off / ci.size) << "class " << c << " offset " << off;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace libdump::internal

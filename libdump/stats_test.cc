@@ -1,0 +1,47 @@
+#include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
+
+#include "libdump/heap.h"
+
+namespace libdump {
+namespace {
+
+TEST(HeapStats, CountsMallocsFreesAndBytes) {
+  const HeapStats a = GetHeapStats();
+  std::vector<void*> v;
+  for (int i = 0; i < 1000; ++i) v.push_back(Allocate(100));  // 112-byte slots
+  void* big = Allocate(100000);                                // 13 pages
+  const HeapStats b = GetHeapStats();
+  EXPECT_EQ(b.mallocs - a.mallocs, 1001u);
+  EXPECT_EQ(b.frees, a.frees);
+  EXPECT_EQ(b.live_objects - a.live_objects, 1001u);
+  EXPECT_EQ(b.bytes_in_use - a.bytes_in_use, 1000u * 112 + 13 * 8192);
+  EXPECT_EQ(b.total_allocated_bytes - a.total_allocated_bytes, 1000u * 112 + 13 * 8192);
+  EXPECT_GE(b.arenas, 1u);
+  EXPECT_GE(b.bytes_reserved, b.arenas * (64u << 20));
+  EXPECT_GT(b.spans, a.spans);
+  EXPECT_GT(b.metadata_bytes, 0u);
+  // Frees from another thread are counted too.
+  std::thread([&] { for (void* p : v) Free(p); }).join();
+  Free(big);
+  const HeapStats c = GetHeapStats();
+  EXPECT_EQ(c.frees - a.frees, 1001u);
+  EXPECT_EQ(c.live_objects, a.live_objects);
+  EXPECT_EQ(c.bytes_in_use, a.bytes_in_use);
+  EXPECT_EQ(c.total_allocated_bytes, b.total_allocated_bytes);
+}
+
+TEST(HeapStats, ReleasedMemoryIsCounted) {
+  const HeapStats a = GetHeapStats();
+  void* big = Allocate(size_t{100} << 20);
+  Free(big);
+  const HeapStats b = GetHeapStats();
+  EXPECT_GE(b.bytes_returned, size_t{100} << 20);
+  EXPECT_LE(b.bytes_free_committed, size_t{32} << 20);
+  EXPECT_GE(b.bytes_reserved, a.bytes_reserved);
+}
+
+}  // namespace
+}  // namespace libdump

@@ -1,0 +1,203 @@
+// The allocator through its public API, one thread and many.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "libdump/heap.h"
+#include "page_map.h"
+#include "span.h"
+
+namespace libdump {
+namespace {
+
+void Fill(void* p, size_t n, uint8_t seed) {
+  auto* b = static_cast<uint8_t*>(p);
+  for (size_t i = 0; i < n; ++i) b[i] = static_cast<uint8_t>(seed + i);
+}
+bool Check(const void* p, size_t n, uint8_t seed) {
+  auto* b = static_cast<const uint8_t*>(p);
+  for (size_t i = 0; i < n; ++i) {
+    if (b[i] != static_cast<uint8_t>(seed + i)) return false;
+  }
+  return true;
+}
+
+TEST(ThreadCache, ObjectsDoNotOverlapAndKeepTheirContents) {
+  std::mt19937 rng(1);
+  struct Obj { void* p; size_t n; uint8_t seed; };
+  std::vector<Obj> live;
+  for (int i = 0; i < 20000; ++i) {
+    if (!live.empty() && rng() % 3 == 0) {
+      const size_t k = rng() % live.size();
+      ASSERT_TRUE(Check(live[k].p, live[k].n, live[k].seed));
+      Free(live[k].p);
+      live[k] = live.back();
+      live.pop_back();
+    } else {
+      const size_t n = rng() % 8 == 0 ? rng() % 200000 : rng() % 2048;
+      void* p = Allocate(n);
+      ASSERT_NE(p, nullptr);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 16, 0u);
+      EXPECT_GE(UsableSize(p), n);
+      const uint8_t seed = static_cast<uint8_t>(rng());
+      Fill(p, n, seed);
+      live.push_back({p, n, seed});
+    }
+  }
+  for (auto& o : live) {
+    ASSERT_TRUE(Check(o.p, o.n, o.seed));
+    Free(o.p);
+  }
+}
+
+TEST(ThreadCache, AlignedAllocationsAreAligned) {
+  for (size_t align = 1; align <= (size_t{1} << 21); align *= 2) {
+    for (size_t size : {size_t{1}, size_t{24}, align, align + 1, size_t{40000}}) {
+      void* p = AllocateAligned(align, size);
+      ASSERT_NE(p, nullptr);
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % align, 0u) << align << " " << size;
+      EXPECT_GE(UsableSize(p), size);
+      memset(p, 1, size);
+      Free(p);
+    }
+  }
+}
+
+TEST(ThreadCache, ReallocateKeepsThePrefixAndZeroedMemoryIsZero) {
+  char* p = static_cast<char*>(Allocate(10));
+  memcpy(p, "0123456789", 10);
+  for (size_t n : {20, 100, 5000, 70000, 3000000, 50, 9}) {
+    p = static_cast<char*>(Reallocate(p, n));
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(memcmp(p, "012345678", 9), 0) << n;
+  }
+  Free(p);
+  // Reused slots are dirty; AllocateZeroed must clear them.
+  std::vector<void*> dirty;
+  for (int i = 0; i < 1000; ++i) {
+    dirty.push_back(Allocate(96));
+    memset(dirty.back(), 0xff, 96);
+  }
+  for (void* d : dirty) Free(d);
+  for (int i = 0; i < 1000; ++i) {
+    auto* z = static_cast<unsigned char*>(AllocateZeroed(3, 32));
+    for (int j = 0; j < 96; ++j) ASSERT_EQ(z[j], 0);
+    dirty[i] = z;
+  }
+  for (void* d : dirty) Free(d);
+  EXPECT_EQ(AllocateZeroed(SIZE_MAX / 2, 3), nullptr);
+}
+
+TEST(ThreadCache, CrossThreadFreesAreReused) {
+  // A producer allocates, a consumer frees: the producer's spans must get
+  // their slots back instead of growing without bound.
+  constexpr int kRounds = 200, kBatch = 2000;
+  std::vector<void*> batch(kBatch);
+  const HeapStats before = GetHeapStats();
+  for (int r = 0; r < kRounds; ++r) {
+    for (auto& p : batch) {
+      p = Allocate(64);
+      memset(p, r, 64);
+    }
+    std::thread consumer([&] {
+      for (void* p : batch) Free(p);
+    });
+    consumer.join();
+  }
+  const HeapStats after = GetHeapStats();
+  EXPECT_EQ(after.mallocs - before.mallocs, uint64_t{kRounds} * kBatch);
+  EXPECT_EQ(after.frees - before.frees, uint64_t{kRounds} * kBatch);
+  // 2000 objects of 64 B fill 16 spans; allow slack, not 200 rounds' worth.
+  EXPECT_LT(after.spans, before.spans + 64);
+}
+
+TEST(ThreadCache, ManyThreadsChurnAndFreeEachOthersObjects) {
+  constexpr int kThreads = 8, kOps = 50000;
+  std::vector<std::atomic<void*>> mailbox(256);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      std::mt19937 rng(t);
+      std::vector<void*> mine;
+      for (int i = 0; i < kOps; ++i) {
+        const size_t n = 8 + rng() % 1024;
+        void* p = Allocate(n);
+        Fill(p, 8, static_cast<uint8_t>(n));
+        // Swap through the mailbox so that frees cross threads.
+        void* q = mailbox[rng() % mailbox.size()].exchange(p);
+        if (q != nullptr) Free(q);
+        if (rng() % 4 == 0) mine.push_back(Allocate(rng() % 300));
+        if (mine.size() > 100) {
+          for (void* m : mine) Free(m);
+          mine.clear();
+        }
+      }
+      for (void* m : mine) Free(m);
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (auto& m : mailbox) Free(m.exchange(nullptr));
+}
+
+TEST(ThreadCache, ThreadExitGivesItsSpansBack) {
+  const HeapStats before = GetHeapStats();
+  std::vector<void*> kept;
+  std::thread t([&] {
+    std::vector<void*> all;
+    for (int i = 0; i < 20000; ++i) all.push_back(Allocate(48));
+    for (size_t i = 0; i < all.size(); ++i) {
+      if (i % 1000 == 0) kept.push_back(all[i]); else Free(all[i]);
+    }
+  });
+  t.join();
+  const HeapStats mid = GetHeapStats();
+  // Empty spans went back at exit; the 20 survivors pin at most 20 spans.
+  EXPECT_LE(mid.spans, before.spans + 20);
+  // Freed from another thread, the orphaned spans' objects are folded in by
+  // the next thread that adopts them.
+  for (void* p : kept) Free(p);
+  std::thread adopter([] {
+    for (int i = 0; i < 1000; ++i) Free(Allocate(48));
+  });
+  adopter.join();
+  EXPECT_LE(GetHeapStats().spans, mid.spans);
+}
+
+using ThreadCacheDeathTest = ::testing::Test;
+
+TEST(ThreadCacheDeathTest, DoubleFreeEndsTheProcessNamingTheAddress) {
+  void* p = Allocate(32);
+  Free(p);
+  char expect[64];
+  snprintf(expect, sizeof expect, "double free at 0x%016lx", reinterpret_cast<unsigned long>(p));
+  EXPECT_DEATH(Free(p), expect);
+}
+
+TEST(ThreadCacheDeathTest, DoubleFreeAcrossThreadsIsCaught) {
+  void* p = Allocate(32);
+  Allocate(32);  // keeps the span from emptying
+  std::thread([p] { Free(p); }).join();
+  EXPECT_DEATH(Free(p), "double free");
+}
+
+TEST(ThreadCacheDeathTest, FreeInsideAnObjectIsCaught) {
+  char* p = static_cast<char*>(Allocate(64));
+  EXPECT_DEATH(Free(p + 16), "inside an object");
+  char* big = static_cast<char*>(Allocate(100000));
+  EXPECT_DEATH(Free(big + 8192), "inside an object");
+}
+
+TEST(ThreadCacheDeathTest, FreeOfForeignMemoryIsCaught) {
+  static int not_ours;
+  EXPECT_DEATH(Free(&not_ours), "did not allocate");
+  void* big = Allocate(1 << 20);
+  Free(big);
+  EXPECT_DEATH(Free(big), "double free");
+}
+
+}  // namespace
+}  // namespace libdump
