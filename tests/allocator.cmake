@@ -1,0 +1,13 @@
+# The libdump heap on real programs: each runs with and without
+# LD_PRELOAD=libdump.so and must behave the same. Not under ASan (a
+# preloaded malloc cannot coexist with ASan's).
+if(TARGET libdump_runtime)
+  add_executable(alloc_mt_program ${CMAKE_CURRENT_LIST_DIR}/alloc_mt_program.cc)
+  target_link_libraries(alloc_mt_program PRIVATE Threads::Threads)
+  foreach(case python gxx sqlite git mt)
+    add_test(NAME alloc_preload_${case}
+      COMMAND ${CMAKE_CURRENT_LIST_DIR}/preload_real_programs.sh $<TARGET_FILE:libdump_runtime> ${case}
+              $<TARGET_FILE:alloc_mt_program>)
+    set_tests_properties(alloc_preload_${case} PROPERTIES LABELS "integration;no_asan" TIMEOUT 600)
+  endforeach()
+endif()
