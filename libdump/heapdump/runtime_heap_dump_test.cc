@@ -138,32 +138,45 @@ TEST(RuntimeHeapDump, TypedPolymorphicAndPlainObjects) {
   free(plain);
 }
 
-// Mutators keep relinking a typed graph, allocating and freeing, while the
-// main thread dumps: every dump must be internally consistent.
+// Mutators keep growing and trimming typed lists (push a new head, unlink and
+// free the tail), with plain malloc churn, while the main thread dumps: every
+// dump must be internally consistent, whatever instruction each thread was
+// stopped at.
 TEST(RuntimeHeapDump, ConsistentWhileThreadsMutate) {
-  constexpr int kSlots = 2000;
-  std::vector<std::atomic<ListNode*>> slots(kSlots);
-  for (auto& s : slots) s = libdump::make<ListNode>(nullptr, 0, nullptr);
+  constexpr int kThreads = 3, kLength = 500;
   std::atomic<bool> quit{false};
+  std::atomic<uint64_t> ops{0};
   std::vector<std::thread> mutators;
-  for (int t = 0; t < 3; ++t) {
+  for (int t = 0; t < kThreads; ++t) {
     mutators.emplace_back([&, t] {
       std::mt19937 rng(t);
+      ListNode* head = nullptr;
+      ListNode* tail = nullptr;
+      int length = 0;
       while (!quit.load(std::memory_order_relaxed)) {
-        const int i = rng() % kSlots, j = rng() % kSlots;
-        ListNode* fresh = libdump::make<ListNode>(nullptr, t, nullptr);
-        ListNode* neighbour = slots[j].load();
-        fresh->next = neighbour;
-        ListNode* old = slots[i].exchange(fresh);
-        // Only unlink what we own: the old node may still be someone's `next`,
-        // so it is leaked rather than freed (a GC would keep it alive too).
-        (void)old;
-        void* junk = malloc(1 + rng() % 300);
-        free(junk);
+        ListNode* n = libdump::make<ListNode>(head, t, nullptr);
+        if (head != nullptr) head->other = n;  // doubly linked: other = previous
+        head = n;
+        if (tail == nullptr) tail = n;
+        if (++length > kLength) {
+          ListNode* prev = tail->other;
+          prev->next = nullptr;  // unlink first: nothing reachable points at a freed node
+          libdump::destroy(tail);
+          tail = prev;
+          --length;
+        }
+        free(malloc(1 + rng() % 300));
+        ops.fetch_add(1, std::memory_order_relaxed);
+      }
+      while (head != nullptr) {
+        ListNode* next = head->next;
+        libdump::destroy(head);
+        head = next;
       }
     });
   }
-  size_t objects_seen = 0;
+  while (ops.load() < 10000) std::this_thread::yield();
+  size_t typed_seen = 0;
   for (int round = 0; round < 15; ++round) {
     const int fd = TempFile();
     libdump::HeapDumpOptions o;
@@ -173,11 +186,11 @@ TEST(RuntimeHeapDump, ConsistentWhileThreadsMutate) {
     const Dumped d = Parse(fd);
     close(fd);
     EXPECT_EQ(DanglingFields(d), 0u) << "round " << round;
-    objects_seen += d.objects.size();
+    for (const auto& [a, obj] : d.objects) typed_seen += obj.type != 0;
   }
   quit = true;
   for (auto& m : mutators) m.join();
-  EXPECT_GT(objects_seen, 15u * kSlots);
+  EXPECT_GE(typed_seen, 15u * kThreads * kLength);
 }
 
 }  // namespace

@@ -1,0 +1,49 @@
+// Heap dumps of the running process.
+//
+//   #include "libdump/heap_dump.h"
+//   int fd = open("app.dump", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+//   if (int err = libdump::WriteHeapDump(fd)) { ... strerror(err) ... }
+//
+// The dump (docs/FORMAT.md) holds every live object of the libdump heap with
+// its type when known, every thread with its frames, and the roots: stacks,
+// registers, globals, thread-local storage and what AddRoot registered.
+// `readdump` reads it, `dumptohprof` turns it into hprof for VisualVM/MAT.
+#pragma once
+
+#include <cstdint>
+
+namespace libdump {
+
+struct HeapDumpOptions {
+  bool zstd = false;           // compress the stream with zstd
+  int zstd_level = 1;
+  bool seed_only = false;      // only the seed's record kinds: no libdump extensions
+  bool fork_snapshot = false;  // stop, capture, fork: the child writes while the program runs on
+};
+
+// Writes a heap dump to fd. Every other thread is stopped while memory is
+// read and resumes afterwards, also when writing fails. Returns 0, or the
+// errno of the failure (EPIPE, ENOSPC, EBADF, ...); the process goes on.
+int WriteHeapDump(int fd, const HeapDumpOptions& options = {});
+
+// Registers the pointer stored at *slot as a root with a description readers
+// show (ROOT UNKNOWN in hprof). The slot is read at each dump.
+void AddRoot(const void* slot, const char* description);
+void RemoveRoot(const void* slot);
+
+// Records fn as obj's finalizer, as Go's SetFinalizer does: each dump lists
+// it (a finalizer record; dumptohprof keeps its object visible). libdump does
+// not call fn: C++ frees explicitly, so the program runs it where it frees
+// obj, and removes the record with a null fn.
+void SetFinalizer(void* obj, void (*fn)(void*));
+
+}  // namespace libdump
+
+extern "C" {
+// C entry points: same meaning; the options are flags LIBDUMP_DUMP_*.
+enum { LIBDUMP_DUMP_ZSTD = 1, LIBDUMP_DUMP_SEED_ONLY = 2, LIBDUMP_DUMP_FORK = 4 };
+int libdump_write_heap_dump(int fd, int flags);
+void libdump_add_root(const void* slot, const char* description);
+void libdump_remove_root(const void* slot);
+void libdump_set_finalizer(void* obj, void (*fn)(void*));
+}
