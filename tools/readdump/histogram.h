@@ -1,0 +1,43 @@
+// --histogram: objects and bytes per type. Types may be defined after the
+// objects that use them (libdump writes polymorphic classes last), so rows are
+// keyed by type id and named only at the end.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "json_writer.h"
+#include "libdump/format/record.h"
+
+namespace libdump::readdump {
+
+class Histogram {
+ public:
+  struct Row {
+    uint64_t type = 0;
+    std::string name;  // "(untyped)" for type 0, "(undefined)" for a type no record defines
+    uint64_t count = 0;
+    uint64_t bytes = 0;
+  };
+
+  void Add(const format::Record& r);
+  // By bytes, then count, descending; ties by name and id so output is stable.
+  std::vector<Row> Rows() const;
+
+ private:
+  struct Cell {
+    uint64_t count = 0;
+    uint64_t bytes = 0;
+  };
+  std::unordered_map<uint64_t, Cell> cells_;
+  std::unordered_map<uint64_t, std::string> names_;
+};
+
+// top == 0 prints every row.
+void PrintHistogram(std::ostream& out, const Histogram& h, uint64_t top);
+void WriteHistogramJson(JsonWriter& json, const Histogram& h, uint64_t top);
+
+}  // namespace libdump::readdump

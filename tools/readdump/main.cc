@@ -1,0 +1,191 @@
+// readdump: summarise, list, validate a heap dump. Sections stream where they
+// can (records, problems) and the rest print once the dump has been read.
+#include <iostream>
+#include <memory>
+#include <string>
+
+#include "dump_file.h"
+#include "histogram.h"
+#include "json_writer.h"
+#include "libdump/format/reader.h"
+#include "options.h"
+#include "records.h"
+#include "summary.h"
+#include "threads.h"
+#include "validate.h"
+
+namespace libdump::readdump {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitInvalid = 1;
+constexpr int kExitUsage = 2;
+
+class Run {
+ public:
+  explicit Run(const Options& o) : o_(o), json_(std::cout) {}
+
+  int Main() {
+    if (o_.validate && !IsRegularFile(o_.file)) {
+      std::cerr << o_.file << ": --validate reads the dump twice and needs a regular file\n";
+      return kExitUsage;
+    }
+    std::shared_ptr<format::Reader> reader = OpenDump(o_.file);
+    summary_.compression = reader->compression();
+    summary_.dialect = reader->dialect();
+    if (o_.json) {
+      json_.BeginObject();
+      json_.Key("file");
+      json_.String(o_.file);
+      if (o_.records) {
+        json_.Key("records");
+        json_.BeginArray();
+      }
+    }
+    format::Record r;
+    uint64_t end = 0;
+    while (reader->Next(r)) {
+      First(r);
+      end = r.offset;
+    }
+    reader.reset();
+    if (o_.json && o_.records) json_.EndArray();
+    if (o_.validate) SecondPass(end);
+    Finish();
+    return problems_ == 0 ? kExitOk : kExitInvalid;
+  }
+
+ private:
+  void First(const format::Record& r) {
+    summary_.Add(r);
+    if (o_.histogram) histogram_.Add(r);
+    if (o_.threads) threads_.Add(r);
+    if (o_.validate) validator_.Collect(r);
+    if (o_.records) {
+      if (o_.json) {
+        WriteRecordJson(json_, r);
+      } else {
+        PrintRecordLine(std::cout, r);
+      }
+    }
+  }
+
+  void SecondPass(uint64_t end) {
+    validator_.FinishCollect();
+    if (o_.json) {
+      json_.Key("problems");
+      json_.BeginArray();
+    } else {
+      Section();
+    }
+    std::shared_ptr<format::Reader> reader = OpenDump(o_.file);
+    format::Record r;
+    while (reader->Next(r)) {
+      if (r.offset > end || (r.offset == end && r.kind != format::Kind::kEof)) ThrowChanged(r.offset);
+      validator_.Check(r, *reader);
+    }
+    if (r.offset != end) ThrowChanged(r.offset);
+    problems_ = validator_.problems();
+    if (o_.json) {
+      json_.EndArray();
+      json_.Key("valid");
+      json_.Bool(problems_ == 0);
+    } else if (problems_ == 0) {
+      std::cout << o_.file << ": ok, no problems\n";
+    } else {
+      std::cout << o_.file << ": " << problems_ << (problems_ == 1 ? " problem\n" : " problems\n");
+    }
+  }
+
+  void Report(const Problem& p) {
+    if (o_.json) {
+      json_.BeginObject();
+      json_.Key("at");
+      json_.Uint(p.offset);
+      json_.Key("kind");
+      json_.String(format::KindName(p.kind));
+      json_.Key("message");
+      json_.String(p.message);
+      json_.EndObject();
+    } else {
+      std::cout << o_.file << ':' << p.offset << ": kind " << static_cast<uint64_t>(p.kind) << " ("
+                << format::KindName(p.kind) << "): " << p.message << '\n';
+    }
+  }
+
+  void Finish() {
+    if (o_.json) {
+      if (o_.summary) {
+        json_.Key("summary");
+        WriteSummaryJson(json_, summary_);
+      }
+      if (o_.histogram) {
+        json_.Key("histogram");
+        WriteHistogramJson(json_, histogram_, o_.top);
+      }
+      if (o_.threads) {
+        json_.Key("threads");
+        WriteThreadsJson(json_, threads_);
+      }
+      json_.EndObject();
+      json_.Finish();
+      return;
+    }
+    if (o_.summary) {
+      Section();
+      PrintSummary(std::cout, o_.file, summary_);
+    }
+    if (o_.histogram) {
+      Section();
+      PrintHistogram(std::cout, histogram_, o_.top);
+    }
+    if (o_.threads) {
+      Section();
+      PrintThreads(std::cout, threads_);
+    }
+  }
+
+  // Text sections are separated by a blank line.
+  void Section() {
+    if (sections_++ > 0 || o_.records) std::cout << '\n';
+  }
+
+  const Options& o_;
+  JsonWriter json_;
+  Summary summary_;
+  Histogram histogram_;
+  ThreadTable threads_;
+  Validator validator_{[this](const Problem& p) { Report(p); }};
+  uint64_t problems_ = 0;
+  int sections_ = 0;
+};
+
+}  // namespace
+}  // namespace libdump::readdump
+
+int main(int argc, char** argv) {
+  using namespace libdump::readdump;
+  std::ios::sync_with_stdio(false);
+  Options options;
+  switch (ParseOptions(argc, argv, options, std::cout, std::cerr)) {
+    case ParseResult::kHelp:
+      return kExitOk;
+    case ParseResult::kUsageError:
+      return kExitUsage;
+    case ParseResult::kRun:
+      break;
+  }
+  try {
+    return Run(options).Main();
+  } catch (const libdump::format::FormatError& e) {
+    std::cout.flush();
+    std::cerr << options.file << ':' << e.what() << '\n';
+  } catch (const OpenError& e) {
+    std::cout.flush();
+    std::cerr << options.file << ": " << e.what() << '\n';
+  } catch (const std::bad_alloc&) {
+    std::cout.flush();
+    std::cerr << options.file << ": out of memory\n";
+  }
+  return kExitInvalid;
+}

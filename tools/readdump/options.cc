@@ -1,0 +1,74 @@
+#include "options.h"
+
+#include <boost/program_options.hpp>
+#include <charconv>
+
+namespace libdump::readdump {
+
+namespace po = boost::program_options;
+
+namespace {
+
+constexpr const char* kUsage =
+    "usage: readdump [options] FILE\n"
+    "\n"
+    "Parses a heap dump (go1.3 heap dump format with libdump extensions; zstd or\n"
+    "gzip compressed dumps are detected) and prints a summary, or what the options\n"
+    "ask for. Several options combine; sections print in the order listed below.\n"
+    "\n"
+    "exit status: 0 ok, 1 invalid input or validation problems, 2 usage error\n"
+    "\n";
+
+}  // namespace
+
+ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ostream& out,
+                         std::ostream& err) {
+  po::options_description visible("options");
+  visible.add_options()
+      ("help,h", "print this help and exit")
+      ("records", po::bool_switch(&o.records), "one line per record: KIND at=OFFSET key=value ...")
+      ("validate", po::bool_switch(&o.validate),
+       "semantic checks (pointers, frames, types, roots); one line per problem, exit 1 if any")
+      ("summary", po::bool_switch(&o.summary), "the summary (the default when no other section is asked for)")
+      ("histogram", po::bool_switch(&o.histogram), "objects and bytes per type, largest first")
+      ("top", po::value<std::string>()->value_name("N"), "with --histogram: only the N largest types (implies --histogram)")
+      ("threads", po::bool_switch(&o.threads), "each thread with its frames")
+      ("json", po::bool_switch(&o.json), "one JSON document instead of text");
+  po::options_description hidden;
+  hidden.add_options()("file", po::value<std::string>(&o.file));
+  po::options_description all;
+  all.add(visible).add(hidden);
+  po::positional_options_description positional;
+  positional.add("file", 1);
+
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(argc, argv).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    err << "readdump: " << e.what() << "\nTry 'readdump --help'.\n";
+    return ParseResult::kUsageError;
+  }
+  if (vm.count("help")) {
+    out << kUsage << visible;
+    return ParseResult::kHelp;
+  }
+  if (o.file.empty()) {
+    err << "readdump: no FILE given\nTry 'readdump --help'.\n";
+    return ParseResult::kUsageError;
+  }
+  if (vm.count("top")) {
+    // Parsed here: lexical_cast would wrap "-1" around to 2^64-1.
+    const std::string& s = vm["top"].as<std::string>();
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), o.top);
+    if (ec != std::errc() || end != s.data() + s.size() || o.top == 0) {
+      err << "readdump: --top needs a positive number\n";
+      return ParseResult::kUsageError;
+    }
+    o.histogram = true;
+  }
+  if (!o.records && !o.validate && !o.histogram && !o.threads) o.summary = true;
+  return ParseResult::kRun;
+}
+
+}  // namespace libdump::readdump

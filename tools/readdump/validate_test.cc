@@ -1,0 +1,2 @@
+#include "validate.h"
+#include <gtest/gtest.h>
