@@ -1,0 +1,84 @@
+// Always-on sampled profilers whose output opens in `go tool pprof`.
+//
+// CPU: every thread gets its own CLOCK_THREAD_CPUTIME_ID timer that sends it
+// SIGPROF each 1/hz seconds of CPU it uses; the handler records the stack.
+// Heap: the allocator samples about one allocation per MemProfileRate bytes
+// (a Poisson process over allocated bytes) and records its stack; the
+// profile unbiases each sample by the probability it had to be taken.
+//
+// Environment (read when libdump_samplers is loaded, e.g. by LD_PRELOAD of
+// libdumpprof.so): LIBDUMP_CPUPROFILE=path profiles from start to exit,
+// LIBDUMP_HEAPPROFILE=path writes the heap profile at exit,
+// LIBDUMP_MEMPROFILE_RATE=bytes sets the heap sampling rate.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+namespace libdump {
+
+// ---- CPU profiler (like Go's runtime/pprof.StartCPUProfile) ----
+
+// Starts profiling every thread of the process, present and future; the
+// profile is written to fd by StopCPUProfile. False if a profile is already
+// running or the timers cannot be created (errno set).
+bool StartCPUProfile(int fd);
+// Stops sampling and writes the gzipped profile.proto. False on a write error.
+bool StopCPUProfile();
+// Samples per second of CPU time per thread. Takes effect at the next start.
+// hz <= 0 is ignored. Default 100.
+void SetCPUProfileRate(int hz);
+int CPUProfileRate();
+
+struct CPUProfileStats {
+  uint64_t samples;    // signals handled
+  uint64_t overruns;   // timer expirations merged into a signal (si_overrun), counted as weight
+  uint64_t dropped;    // samples lost to a full buffer
+  uint64_t threads;    // threads that got a timer
+};
+CPUProfileStats GetCPUProfileStats();
+
+// ---- Heap profiler (like Go's runtime.MemProfileRate / pprof "heap") ----
+
+// Mean bytes between sampled allocations; 1 samples every allocation, 0 turns
+// sampling off. Default 512 KiB once the heap profiler is installed.
+void SetMemProfileRate(int64_t bytes);
+int64_t MemProfileRate();
+
+// Connects the heap profiler to libdump's allocator (when it is in the
+// process) at the current MemProfileRate. False if the allocator is absent.
+bool InstallHeapProfiler();
+
+enum class HeapProfileKind {
+  kHeap,    // default sample index inuse_space
+  kAllocs,  // default sample index alloc_space
+};
+// Writes alloc_objects, alloc_space, inuse_objects, inuse_space, unbiased.
+bool WriteHeapProfile(int fd, HeapProfileKind kind = HeapProfileKind::kHeap);
+
+// The allocation stack of a sampled live object, for heap dumps. Returns the
+// number of return addresses written (innermost first), 0 if p was not sampled.
+size_t SampledAllocationStack(const void* p, uintptr_t* pcs, size_t max);
+
+// ---- The sampling distance, for allocators ----
+
+// Distance in bytes to the next sampled allocation: exponential with the
+// given mean, so sampling is a Poisson process over allocated bytes and an
+// allocation of s bytes is sampled with probability 1 - exp(-s/mean)
+// whatever came before it. state is a per-thread xorshift state (non-zero).
+// mean 1 -> 0 (every allocation); mean <= 0 -> INT64_MAX (never).
+inline int64_t NextSampleDistance(uint64_t* state, int64_t mean) {
+  if (mean <= 0) return INT64_MAX;
+  if (mean == 1) return 0;
+  uint64_t x = *state;
+  x ^= x << 13;
+  x ^= x >> 7;
+  x ^= x << 17;
+  *state = x;
+  // u in (0, 1]: 53 random bits, never 0, so the log is finite.
+  const double u = static_cast<double>((x >> 11) + 1) * 0x1.0p-53;
+  return static_cast<int64_t>(-std::log(u) * static_cast<double>(mean));
+}
+
+}  // namespace libdump

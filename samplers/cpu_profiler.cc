@@ -1,0 +1,288 @@
+// The CPU profiler: per-thread CPU timers deliver SIGPROF, the handler pushes
+// the interrupted stack into a lock-free ring, a background thread drains the
+// ring into per-stack counts, and StopCPUProfile writes them as pprof.
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "cpu_timer.h"
+#include "libdump/format/pprof_profile.h"
+#include "libdump/profiler.h"
+#include "sample_ring.h"
+#include "stack_walk.h"
+#include "symbolize.h"
+
+namespace libdump {
+namespace samplers {
+namespace {
+
+struct StackHash {
+  size_t operator()(const std::vector<uintptr_t>& v) const {
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (uintptr_t x : v) h = (h ^ x) * 0x100000001b3ULL;
+    return static_cast<size_t>(h);
+  }
+};
+
+// Scanning /proc/self/task finds threads that did not start through
+// pthread_create (or started before the profile); new pthreads are armed by
+// the hook below as they start, so the scan can be infrequent.
+constexpr auto kDrainInterval = std::chrono::milliseconds(10);
+constexpr int kScanEveryDrains = 10;
+
+std::atomic<bool> g_active{false};
+std::atomic<SampleRing*> g_ring{nullptr};
+std::atomic<uint64_t> g_signals{0};
+std::atomic<uint64_t> g_overruns{0};
+std::atomic<int> g_hz{100};
+
+struct Session {
+  int fd = -1;
+  int hz = 100;
+  int64_t start_realtime_ns = 0;
+  int64_t start_mono_ns = 0;
+  std::unique_ptr<TimerEngine> engine;
+  std::unordered_map<std::vector<uintptr_t>, uint64_t, StackHash> counts;
+  std::thread worker;
+  std::mutex mu;
+  std::condition_variable cv;
+  bool stop = false;
+};
+
+std::mutex g_session_mu;  // Start/Stop
+Session* g_session = nullptr;
+std::atomic<TimerEngine*> g_engine{nullptr};  // for the pthread_create hook
+
+pid_t Tid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
+
+int64_t NowNs(clockid_t c) {
+  timespec ts;
+  clock_gettime(c, &ts);
+  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+// SIGPROF handler. Runs on the thread that used the CPU, at any instruction,
+// possibly inside malloc or holding a lock: it only reads registers and
+// stack memory (checked), and pushes into the preallocated ring. errno is
+// saved because process_vm_readv may set it under the interrupted code.
+void OnSigprof(int, siginfo_t* info, void* ucontext) {
+  const int saved_errno = errno;
+  SampleRing* ring = g_ring.load(std::memory_order_acquire);
+  if (g_active.load(std::memory_order_acquire) && ring != nullptr) {
+    uintptr_t pcs[kMaxFrames];
+    const size_t n = CaptureSignalStack(ucontext, pcs, kMaxFrames);
+    // Expirations the kernel merged into this one signal (the thread did not
+    // run the handler in time) are CPU it used: counted as weight, not lost.
+    const int over = info->si_code == SI_TIMER && info->si_overrun > 0 ? info->si_overrun : 0;
+    ring->Push(static_cast<uint32_t>(syscall(SYS_gettid)), 1 + static_cast<uint64_t>(over), pcs, n);
+    g_signals.fetch_add(1, std::memory_order_relaxed);
+    g_overruns.fetch_add(static_cast<uint64_t>(over), std::memory_order_relaxed);
+  }
+  errno = saved_errno;
+}
+
+void InstallHandler() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // Never uninstalled: a SIGPROF still pending after StopCPUProfile must
+    // find a handler, not the default action (which kills the process).
+    struct sigaction sa {};
+    sa.sa_sigaction = OnSigprof;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGPROF, &sa, nullptr);
+  });
+}
+
+std::vector<pid_t> ListThreads() {
+  std::vector<pid_t> tids;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d)) {
+      if (e->d_name[0] >= '0' && e->d_name[0] <= '9') tids.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
+    }
+    closedir(d);
+  }
+  std::sort(tids.begin(), tids.end());
+  return tids;
+}
+
+void Drain(Session& s) {
+  SampleRing* ring = g_ring.load(std::memory_order_relaxed);
+  std::vector<uintptr_t> key;
+  ring->Drain([&](const StackSample& x) {
+    key.assign(x.pcs, x.pcs + x.depth);
+    s.counts[key] += x.weight;
+  });
+}
+
+void Worker(Session* s) {
+  int n = 0;
+  std::unique_lock<std::mutex> lk(s->mu);
+  while (!s->stop) {
+    s->cv.wait_for(lk, kDrainInterval);
+    lk.unlock();
+    Drain(*s);
+    if (++n % kScanEveryDrains == 0 && s->engine->per_thread()) {
+      const std::vector<pid_t> live = ListThreads();
+      s->engine->Prune(live);
+      for (pid_t t : live) s->engine->AddThread(t, false);
+    }
+    lk.lock();
+  }
+}
+
+bool WriteProfile(Session& s) {
+  const int64_t period = 1000000000 / s.hz;
+  pprof::ProfileBuilder b({{"samples", "count"}, {"cpu", "nanoseconds"}}, {"cpu", "nanoseconds"}, period);
+  b.set_time_nanos(s.start_realtime_ns);
+  b.set_duration_nanos(NowNs(CLOCK_MONOTONIC) - s.start_mono_ns);
+  ProfileSymbolizer sym(b);
+  for (const auto& [stack, count] : s.counts) {
+    const std::vector<uint64_t> locs = sym.Locations(stack);
+    const int64_t v[] = {static_cast<int64_t>(count), static_cast<int64_t>(count) * period};
+    b.AddSample(locs, v);
+  }
+  return b.WriteGzip(s.fd);
+}
+
+// pthread_create interposition. A thread started through it arms its own
+// timer before running user code, so even a thread that lives less than a
+// scan interval is profiled from its first instruction. Not under
+// sanitizers: their runtimes interpose pthread_create themselves.
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+struct StartArgs {
+  void* (*fn)(void*);
+  void* arg;
+};
+
+struct ThreadExitGuard {
+  pid_t tid;
+  ~ThreadExitGuard() {
+    if (TimerEngine* e = g_engine.load(std::memory_order_acquire)) e->RemoveThread(tid);
+  }
+};
+
+void* Trampoline(void* p) {
+  StartArgs a = *static_cast<StartArgs*>(p);
+  delete static_cast<StartArgs*>(p);
+  if (TimerEngine* e = g_engine.load(std::memory_order_acquire)) {
+    const pid_t tid = Tid();
+    // replace: a timer under this tid belongs to a dead thread.
+    e->AddThread(tid, true);
+    thread_local ThreadExitGuard guard{tid};
+    (void)guard;
+  }
+  return a.fn(a.arg);
+}
+#endif
+
+}  // namespace
+}  // namespace samplers
+
+bool StartCPUProfile(int fd) {
+  using namespace samplers;
+  std::lock_guard<std::mutex> g(g_session_mu);
+  if (g_session != nullptr) {
+    errno = EBUSY;
+    return false;
+  }
+  InstallHandler();
+  if (g_ring.load() == nullptr) g_ring.store(new SampleRing(4096), std::memory_order_release);
+  // Samples pushed by handlers that raced the previous stop.
+  g_ring.load()->Drain([](const StackSample&) {});
+  auto* s = new Session;
+  s->fd = fd;
+  s->hz = g_hz.load();
+  s->start_realtime_ns = NowNs(CLOCK_REALTIME);
+  s->start_mono_ns = NowNs(CLOCK_MONOTONIC);
+  const char* engine = getenv("LIBDUMP_CPUPROFILE_ENGINE");
+  if (engine != nullptr && std::strcmp(engine, "itimer") == 0) {
+    s->engine = std::make_unique<ProcessTimerEngine>();
+  } else {
+    s->engine = std::make_unique<ThreadCpuTimerEngine>();
+  }
+  g_signals = 0;
+  g_overruns = 0;
+  g_active.store(true, std::memory_order_release);
+  if (!s->engine->Start(1000000000 / s->hz)) {
+    g_active.store(false);
+    delete s;
+    return false;
+  }
+  g_engine.store(s->engine.get(), std::memory_order_release);
+  if (s->engine->per_thread()) {
+    for (pid_t t : ListThreads()) s->engine->AddThread(t, false);
+  }
+  s->worker = std::thread(Worker, s);
+  g_session = s;
+  return true;
+}
+
+bool StopCPUProfile() {
+  using namespace samplers;
+  std::unique_lock<std::mutex> g(g_session_mu);
+  Session* s = g_session;
+  if (s == nullptr) return true;
+  g_session = nullptr;
+  g_active.store(false, std::memory_order_release);
+  g_engine.store(nullptr, std::memory_order_release);
+  s->engine->Stop();
+  {
+    std::lock_guard<std::mutex> lk(s->mu);
+    s->stop = true;
+  }
+  s->cv.notify_one();
+  s->worker.join();
+  Drain(*s);
+  g.unlock();
+  const bool ok = WriteProfile(*s);
+  // The engine may still be referenced by a thread exit racing the stop.
+  s->engine.release();
+  delete s;
+  return ok;
+}
+
+void SetCPUProfileRate(int hz) {
+  if (hz > 0 && hz <= 1000000) samplers::g_hz.store(hz);
+}
+int CPUProfileRate() { return samplers::g_hz.load(); }
+
+CPUProfileStats GetCPUProfileStats() {
+  using namespace samplers;
+  CPUProfileStats st{g_signals.load(), g_overruns.load(), 0, 0};
+  if (SampleRing* r = g_ring.load()) st.dropped = r->dropped();
+  std::lock_guard<std::mutex> g(g_session_mu);
+  if (g_session != nullptr) st.threads = g_session->engine->threads();
+  return st;
+}
+
+}  // namespace libdump
+
+#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
+extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*fn)(void*), void* arg) {
+  using Real = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
+  static Real real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "pthread_create"));
+  if (libdump::samplers::g_engine.load(std::memory_order_acquire) == nullptr) return real(thread, attr, fn, arg);
+  auto* a = new libdump::samplers::StartArgs{fn, arg};
+  const int rc = real(thread, attr, libdump::samplers::Trampoline, a);
+  if (rc != 0) delete a;
+  return rc;
+}
+#endif

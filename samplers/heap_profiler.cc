@@ -1,0 +1,106 @@
+#include "heap_profiler.h"
+
+#include <errno.h>
+
+#include <atomic>
+#include <cmath>
+#include <string_view>
+
+#include "symbolize.h"
+
+// libdump's allocator, when it is in the process. Weak so that the samplers
+// link without it (CPU profiling alone, or another malloc).
+namespace libdump {
+void SetSampleInterval(int64_t bytes) __attribute__((weak));
+namespace internal {
+void SetSampleHook(void (*hook)(void* p, size_t size, bool allocated)) __attribute__((weak));
+}  // namespace internal
+}  // namespace libdump
+
+namespace libdump {
+namespace samplers {
+namespace {
+
+constexpr int64_t kDefaultMemProfileRate = 512 * 1024;
+std::atomic<int64_t> g_mem_rate{kDefaultMemProfileRate};
+
+// Frames of the allocator and of this profiler, which every sampled stack
+// starts with and which say nothing about who allocated.
+bool IsAllocatorFrame(std::string_view f) {
+  for (std::string_view prefix : {"libdump::internal::", "libdump::samplers::", "operator new", "libdump::Allocate",
+                                  "libdump::Reallocate", "__libc_", "__gnu_cxx::new_allocator"}) {
+    if (f.starts_with(prefix)) return true;
+  }
+  for (std::string_view exact : {"malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",
+                                 "memalign", "valloc", "pvalloc", "strdup", "strndup"}) {
+    if (f == exact) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+pprof::ProfileBuilder NewHeapProfileBuilder(HeapProfileKind kind, int64_t rate) {
+  pprof::ProfileBuilder b({{"alloc_objects", "count"},
+                           {"alloc_space", "bytes"},
+                           {"inuse_objects", "count"},
+                           {"inuse_space", "bytes"}},
+                          {"space", "bytes"}, rate);
+  b.set_default_sample_type(kind == HeapProfileKind::kAllocs ? "alloc_space" : "inuse_space");
+  return b;
+}
+
+void BuildHeapProfile(pprof::ProfileBuilder& b, const std::vector<HeapBucketSnapshot>& buckets) {
+  ProfileSymbolizer sym(b);
+  for (const HeapBucketSnapshot& k : buckets) {
+    size_t skip = 0;
+    while (skip + 1 < k.stack.size() && IsAllocatorFrame(sym.FunctionName(k.stack[skip]))) ++skip;
+    const std::vector<uint64_t> locs = sym.Locations(std::span(k.stack).subspan(skip));
+    const HeapEstimate e = Unbias(k);
+    const int64_t v[] = {std::llround(e.alloc_objects), std::llround(e.alloc_space), std::llround(e.inuse_objects),
+                         std::llround(e.inuse_space)};
+    // Go labels heap samples with the object size, for -tagfocus=bytes=...
+    const pprof::Label size_label{"bytes", "", static_cast<int64_t>(k.size), "bytes"};
+    b.AddSample(locs, v, std::span(&size_label, 1));
+  }
+}
+
+void AllocatorSampleHook(void* p, size_t size, bool allocated) {
+  if (!allocated) {
+    GlobalHeapTable().RecordFree(p);
+    return;
+  }
+  uintptr_t pcs[kMaxFrames];
+  const size_t n = CaptureCurrentStack(pcs, kMaxFrames, 0);
+  GlobalHeapTable().RecordAlloc(p, size, g_mem_rate.load(std::memory_order_relaxed), pcs, n);
+}
+
+}  // namespace samplers
+
+void SetMemProfileRate(int64_t bytes) {
+  if (bytes < 0) bytes = 0;
+  samplers::g_mem_rate.store(bytes, std::memory_order_relaxed);
+  if (SetSampleInterval != nullptr && internal::SetSampleHook != nullptr) SetSampleInterval(bytes);
+}
+
+int64_t MemProfileRate() { return samplers::g_mem_rate.load(std::memory_order_relaxed); }
+
+bool InstallHeapProfiler() {
+  if (SetSampleInterval == nullptr || internal::SetSampleHook == nullptr) return false;
+  samplers::GlobalHeapTable();  // created before the first sample needs it
+  internal::SetSampleHook(samplers::AllocatorSampleHook);
+  SetSampleInterval(samplers::g_mem_rate.load());
+  return true;
+}
+
+bool WriteHeapProfile(int fd, HeapProfileKind kind) {
+  pprof::ProfileBuilder b = samplers::NewHeapProfileBuilder(kind, MemProfileRate());
+  samplers::BuildHeapProfile(b, samplers::GlobalHeapTable().Snapshot());
+  return b.WriteGzip(fd);
+}
+
+size_t SampledAllocationStack(const void* p, uintptr_t* pcs, size_t max) {
+  return samplers::GlobalHeapTable().StackOf(p, pcs, max);
+}
+
+}  // namespace libdump

@@ -1,0 +1,23 @@
+// Heap profile writing, shared by the public API and the tests.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "heap_profile.h"
+#include "libdump/format/pprof_profile.h"
+#include "libdump/profiler.h"
+
+namespace libdump::samplers {
+
+// alloc_objects, alloc_space, inuse_objects, inuse_space from unbiased
+// buckets, with the allocator's own frames removed from the top of each
+// stack. period: the current MemProfileRate.
+void BuildHeapProfile(pprof::ProfileBuilder& b, const std::vector<HeapBucketSnapshot>& buckets);
+pprof::ProfileBuilder NewHeapProfileBuilder(HeapProfileKind kind, int64_t rate);
+
+// The hook the allocator calls for each sampled allocation and each free of
+// a sampled object (libdump::internal::SampleHook's signature).
+void AllocatorSampleHook(void* p, size_t size, bool allocated);
+
+}  // namespace libdump::samplers

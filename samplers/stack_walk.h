@@ -1,0 +1,27 @@
+// Frame-pointer stack walks that are safe in a signal handler and inside the
+// allocator: no allocation, no locks, and no load from memory that has not
+// been shown to be mapped.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace libdump::samplers {
+
+inline constexpr size_t kMaxFrames = 64;
+
+// Walks the frame-pointer chain starting at frame pointer fp, writing return
+// addresses to out. sp bounds the walk from below (frames live above the
+// stack pointer). Returns how many were written.
+size_t WalkFramePointers(uintptr_t fp, uintptr_t sp, uintptr_t* out, size_t max);
+
+// The calling function's callers: out[0] is the return address into the
+// caller of CaptureCurrentStack's caller when skip == 0... skip drops that
+// many more innermost frames.
+size_t CaptureCurrentStack(uintptr_t* out, size_t max, size_t skip);
+
+// Signal context: the interrupted pc first (made to look like a return
+// address, +1, so every entry is symbolized the same way), then its callers.
+size_t CaptureSignalStack(const void* ucontext, uintptr_t* out, size_t max);
+
+}  // namespace libdump::samplers

@@ -1,0 +1,84 @@
+#include "symbolize.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "modules.h"
+#include "symbolizer.h"
+
+namespace libdump::samplers {
+
+ProfileSymbolizer::ProfileSymbolizer(pprof::ProfileBuilder& builder) : b_(builder) {
+  // Executable, file-backed mappings only: those are where pcs live.
+  if (FILE* f = std::fopen("/proc/self/maps", "re")) {
+    char line[4096];
+    while (std::fgets(line, sizeof line, f)) {
+      unsigned long long start, end, offset;
+      char perms[8];
+      int path_at = 0;
+      if (std::sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset, &path_at) < 4) continue;
+      if (perms[2] != 'x' || path_at == 0) continue;
+      std::string path = line + path_at;
+      while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
+      if (path.empty() || path[0] == '[') continue;
+      maps_.push_back({start, end, offset, std::move(path)});
+    }
+    std::fclose(f);
+  }
+  std::sort(maps_.begin(), maps_.end(), [](const Map& a, const Map& b) { return a.start < b.start; });
+  modules_ = std::make_unique<std::vector<capture::Module>>(capture::LoadedModules());
+  symbols_ = std::make_unique<capture::Symbolizer>(*modules_);
+}
+
+ProfileSymbolizer::~ProfileSymbolizer() = default;
+
+uint64_t ProfileSymbolizer::MappingFor(uint64_t pc) {
+  auto it = std::upper_bound(maps_.begin(), maps_.end(), pc, [](uint64_t v, const Map& m) { return v < m.start; });
+  if (it == maps_.begin()) return 0;
+  Map& m = *--it;
+  if (pc >= m.end) return 0;
+  if (m.id == 0) {
+    pprof::Mapping pm;
+    pm.start = m.start;
+    pm.limit = m.end;
+    pm.offset = m.offset;
+    pm.file = m.path;
+    // The loader and /proc/self/maps may spell a path differently (the main
+    // executable is "" to the loader); match by address instead.
+    if (const capture::Module* mod = capture::FindModule(*modules_, pc)) pm.build_id = mod->build_id;
+    pm.has_functions = true;
+    m.id = b_.AddMapping(pm);
+  }
+  return m.id;
+}
+
+std::string ProfileSymbolizer::FunctionName(uintptr_t pc) const {
+  const capture::Symbol s = symbols_->Lookup(pc - 1);
+  return s.name.empty() ? std::string() : capture::Demangle(s.name);
+}
+
+std::vector<uint64_t> ProfileSymbolizer::Locations(std::span<const uintptr_t> pcs) {
+  std::vector<uint64_t> ids;
+  ids.reserve(pcs.size());
+  for (uintptr_t pc : pcs) {
+    if (uint64_t id = b_.FindLocation(pc)) {
+      ids.push_back(id);
+      continue;
+    }
+    const uint64_t mapping = MappingFor(pc - 1);
+    const capture::Symbol s = symbols_->Lookup(pc - 1);
+    if (s.name.empty()) {
+      ids.push_back(b_.AddLocation(mapping, pc, {}));
+      continue;
+    }
+    const std::string demangled = capture::Demangle(s.name);
+    // No DWARF reader here: the source file and line stay unknown (0), which
+    // pprof shows as the function alone.
+    const pprof::Line line{b_.AddFunction(demangled, s.name, ""), 0};
+    ids.push_back(b_.AddLocation(mapping, pc, std::span(&line, 1)));
+  }
+  return ids;
+}
+
+}  // namespace libdump::samplers
