@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Runs every allocator workload under LD_PRELOAD of each allocator, side by
+# side, and prints wall time and peak RSS, then libdump's ratios to each peer
+# (below 1.00 = libdump is faster / smaller).
+#
+# Usage: bench/alloc/run.sh [BUILD_DIR] [REPETITIONS]
+#   BUILD_DIR defaults to build-alloc (configured with -DLIBDUMP_BUILD_BENCH=ON);
+#   each cell is the best of REPETITIONS runs (default 3).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${1:-$root/build-alloc}
+reps=${2:-3}
+cmake --build "$build" -j2 --target libdump_runtime alloc_bench_larson alloc_bench_cache_scratch \
+  alloc_bench_prodcons alloc_bench_large alloc_bench_churn >/dev/null
+lib=/usr/lib/x86_64-linux-gnu
+exec python3 - "$build" "$reps" "$lib" "$root" <<'PY'
+import os, sys, time, tempfile, shutil
+
+build, reps, lib, root = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+allocators = [
+    ("glibc", None),
+    ("tcmalloc", f"{lib}/libtcmalloc_minimal.so.4"),
+    ("jemalloc", f"{lib}/libjemalloc.so.2"),
+    ("mimalloc", f"{lib}/libmimalloc.so.2"),
+    ("libdump", f"{build}/libdump/libdump.so"),
+]
+allocators = [(n, p) for n, p in allocators if p is None or os.path.exists(p)]
+b = f"{build}/bench/alloc"
+tmp = tempfile.mkdtemp()
+src = os.path.join(tmp, "prog.cc")
+with open(src, "w") as f:
+    f.write("""#include <algorithm>
+#include <iostream>
+#include <map>
+#include <regex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+int main() {
+  std::map<std::string, std::vector<int>> m;
+  std::unordered_map<int, std::string> u;
+  for (int i = 0; i < 1000; ++i) { m[std::to_string(i % 37)].push_back(i); u[i] = std::to_string(i); }
+  std::regex r("([0-9]+)-([a-z]+)");
+  std::smatch sm;
+  std::string s = "123-abc";
+  std::regex_match(s, sm, r);
+  std::cout << m.size() << u.size() << sm[2] << "\\n";
+}
+""")
+workloads = [
+    ("larson", [f"{b}/alloc_bench_larson"]),
+    ("cache-scratch", [f"{b}/alloc_bench_cache_scratch"]),
+    ("prodcons", [f"{b}/alloc_bench_prodcons"]),
+    ("large", [f"{b}/alloc_bench_large"]),
+    ("churn", [f"{b}/alloc_bench_churn"]),
+    ("g++ -O2", ["g++", "-std=c++20", "-O2", "-c", src, "-o", os.path.join(tmp, "prog.o")]),
+]
+
+def run(cmd, preload):
+    env = dict(os.environ)
+    env.pop("LD_PRELOAD", None)
+    if preload:
+        env["LD_PRELOAD"] = preload
+    out = os.path.join(tmp, "out")
+    t0 = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+        os.dup2(fd, 1)
+        os.execvpe(cmd[0], cmd, env)
+    _, status, ru = os.wait4(pid, 0)
+    elapsed = time.monotonic() - t0
+    if status != 0:
+        sys.exit(f"{cmd[0]} failed under {preload}: status {status}")
+    return elapsed, ru.ru_maxrss / 1024.0, open(out).read()
+
+results = {}
+for wname, cmd in workloads:
+    expected = None
+    for aname, preload in allocators:
+        best_t, best_rss = None, None
+        for _ in range(reps):
+            t, rss, out = run(cmd, preload)
+            if expected is None:
+                expected = out
+            elif out != expected:
+                sys.exit(f"{wname}: output under {aname} differs from glibc's")
+            best_t = t if best_t is None else min(best_t, t)
+            best_rss = rss if best_rss is None else min(best_rss, rss)
+        results[(wname, aname)] = (best_t, best_rss)
+        print(f"  {wname:14s} {aname:9s} {best_t:7.3f} s {best_rss:8.1f} MiB", file=sys.stderr)
+shutil.rmtree(tmp)
+
+names = [a for a, _ in allocators]
+print(f"\nbest of {reps} runs; time in seconds, peak RSS in MiB\n")
+print("| workload | " + " | ".join(f"{n} time | {n} RSS" for n in names) + " |")
+print("|---" * (1 + 2 * len(names)) + "|")
+for wname, _ in workloads:
+    cells = []
+    for n in names:
+        t, r = results[(wname, n)]
+        cells += [f"{t:.3f}", f"{r:.1f}"]
+    print(f"| {wname} | " + " | ".join(cells) + " |")
+peers = [n for n in names if n != "libdump"]
+if "libdump" in names:
+    print("\nlibdump / peer (time, peak RSS); below 1.00 means libdump is better\n")
+    print("| workload | " + " | ".join(f"vs {p}" for p in peers) + " | vs best peer time | vs best peer RSS |")
+    print("|---" * (3 + len(peers)) + "|")
+    for wname, _ in workloads:
+        lt, lr = results[(wname, "libdump")]
+        cells = [f"{lt / results[(wname, p)][0]:.2f} / {lr / results[(wname, p)][1]:.2f}" for p in peers]
+        bt = min(results[(wname, p)][0] for p in peers)
+        br = min(results[(wname, p)][1] for p in peers)
+        print(f"| {wname} | " + " | ".join(cells) + f" | {lt / bt:.2f} | {lr / br:.2f} |")
+PY
