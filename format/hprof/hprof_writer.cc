@@ -1,0 +1,327 @@
+#include "libdump/format/hprof_writer.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <system_error>
+
+namespace libdump::format::hprof {
+
+uint32_t TypeSize(Type t) {
+  switch (t) {
+    case Type::kObject: return kIdSize;
+    case Type::kBoolean: case Type::kByte: return 1;
+    case Type::kChar: case Type::kShort: return 2;
+    case Type::kFloat: case Type::kInt: return 4;
+    case Type::kDouble: case Type::kLong: return 8;
+  }
+  throw std::invalid_argument("hprof: bad basic type");
+}
+
+const char* PrimitiveArrayClassName(Type t) {
+  switch (t) {
+    case Type::kBoolean: return "[Z";
+    case Type::kChar: return "[C";
+    case Type::kFloat: return "[F";
+    case Type::kDouble: return "[D";
+    case Type::kByte: return "[B";
+    case Type::kShort: return "[S";
+    case Type::kInt: return "[I";
+    case Type::kLong: return "[J";
+    case Type::kObject: break;
+  }
+  throw std::invalid_argument("hprof: not a primitive type");
+}
+
+void FdOutput::Write(const uint8_t* data, size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::write(fd_, data, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      throw std::system_error(errno, std::generic_category(), "write");
+    }
+    data += w;
+    n -= static_cast<size_t>(w);
+  }
+}
+
+void FdOutput::WriteAt(uint64_t offset, const uint8_t* data, size_t n) {
+  while (n > 0) {
+    const ssize_t w = ::pwrite(fd_, data, n, static_cast<off_t>(offset));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      throw std::system_error(errno, std::generic_category(), "pwrite");
+    }
+    data += w;
+    n -= static_cast<size_t>(w);
+    offset += static_cast<uint64_t>(w);
+  }
+}
+
+void StringOutput::WriteAt(uint64_t offset, const uint8_t* data, size_t n) {
+  if (offset > data_.size() || data_.size() - offset < n) throw std::out_of_range("StringOutput::WriteAt");
+  std::memcpy(data_.data() + offset, data, n);
+}
+
+namespace {
+constexpr uint32_t kMaxRecord = UINT32_MAX;
+}  // namespace
+
+Writer::Writer(Output& out, WriterOptions options)
+    : out_(out), options_(options), buf_(std::max<size_t>(options.buffer_size, 64)) {
+  if (options_.max_segment == 0) throw std::invalid_argument("hprof: max_segment 0");
+  static constexpr char kHeader[] = "JAVA PROFILE 1.0.2";
+  Bytes(reinterpret_cast<const uint8_t*>(kHeader), sizeof kHeader);  // with its NUL
+  U4(kIdSize);
+  U8(options_.timestamp_ms);
+  Trace(kEmptyTrace, 0, {});
+}
+
+void Writer::Drain(size_t n) {
+  out_.Write(buf_.data(), pos_);
+  flushed_ += pos_;
+  pos_ = 0;
+  if (buf_.size() < n) buf_.resize(n);
+}
+
+void Writer::Flush() { Drain(0); }
+
+void Writer::U2(uint16_t v) {
+  Need(2);
+  buf_[pos_++] = static_cast<uint8_t>(v >> 8);
+  buf_[pos_++] = static_cast<uint8_t>(v);
+}
+
+void Writer::U4(uint32_t v) {
+  Need(4);
+  for (int s = 24; s >= 0; s -= 8) buf_[pos_++] = static_cast<uint8_t>(v >> s);
+}
+
+void Writer::U8(uint64_t v) {
+  Need(8);
+  for (int s = 56; s >= 0; s -= 8) buf_[pos_++] = static_cast<uint8_t>(v >> s);
+}
+
+void Writer::Bytes(const uint8_t* p, size_t n) {
+  if (n >= buf_.size()) {
+    Drain(0);
+    out_.Write(p, n);
+    flushed_ += n;
+    return;
+  }
+  Need(n);
+  std::memcpy(buf_.data() + pos_, p, n);
+  pos_ += n;
+}
+
+void Writer::Top(Tag tag, uint64_t length) {
+  if (state_ != State::kTop) throw std::logic_error("hprof: top-level record after the heap dump began");
+  if (pending_ != 0) throw std::logic_error("hprof: record inside an unfinished array");
+  if (length > kMaxRecord) throw std::length_error("hprof: record longer than 4 GiB");
+  U1(tag);
+  U4(0);
+  U4(static_cast<uint32_t>(length));
+}
+
+void Writer::Sub(uint64_t length) {
+  if (state_ == State::kEnded) throw std::logic_error("hprof: sub-record after HEAP DUMP END");
+  if (pending_ != 0) throw std::logic_error("hprof: record inside an unfinished array");
+  if (length > kMaxRecord) throw std::length_error("hprof: sub-record longer than 4 GiB");
+  state_ = State::kHeap;
+  if (segment_open_ && (segment_bytes_ + length > options_.max_segment || segment_bytes_ + length > kMaxRecord)) {
+    CloseSegment();
+  }
+  if (!segment_open_) {
+    segment_start_ = bytes_written();
+    U1(kTagHeapDumpSegment);
+    U4(0);
+    U4(0);  // patched by CloseSegment
+    segment_open_ = true;
+    segment_bytes_ = 0;
+    ++segments_;
+  }
+  segment_bytes_ += length;
+}
+
+void Writer::CloseSegment() {
+  const uint32_t n = static_cast<uint32_t>(segment_bytes_);
+  const uint8_t be[4] = {static_cast<uint8_t>(n >> 24), static_cast<uint8_t>(n >> 16), static_cast<uint8_t>(n >> 8),
+                         static_cast<uint8_t>(n)};
+  const uint64_t at = segment_start_ + 5;
+  if (at >= flushed_) {
+    std::memcpy(buf_.data() + (at - flushed_), be, 4);
+  } else {
+    out_.WriteAt(at, be, 4);
+  }
+  segment_open_ = false;
+}
+
+void Writer::Utf8(Id id, std::string_view text) {
+  Top(kTagUtf8, kIdSize + text.size());
+  IdV(id);
+  Bytes(reinterpret_cast<const uint8_t*>(text.data()), text.size());
+}
+
+void Writer::LoadClass(uint32_t class_serial, Id class_id, uint32_t trace, Id name) {
+  Top(kTagLoadClass, 4 + kIdSize + 4 + kIdSize);
+  U4(class_serial);
+  IdV(class_id);
+  U4(trace);
+  IdV(name);
+}
+
+void Writer::Frame(Id frame, Id method, Id signature, Id source_file, uint32_t class_serial, int32_t line) {
+  Top(kTagFrame, 4 * kIdSize + 8);
+  IdV(frame);
+  IdV(method);
+  IdV(signature);
+  IdV(source_file);
+  U4(class_serial);
+  U4(static_cast<uint32_t>(line));
+}
+
+void Writer::Trace(uint32_t serial, uint32_t thread_serial, std::span<const Id> frames) {
+  Top(kTagTrace, 12 + uint64_t{kIdSize} * frames.size());
+  U4(serial);
+  U4(thread_serial);
+  U4(static_cast<uint32_t>(frames.size()));
+  for (Id f : frames) IdV(f);
+}
+
+void Writer::StartThread(uint32_t thread_serial, Id thread, uint32_t trace, Id name, Id group, Id parent_group) {
+  Top(kTagStartThread, 8 + 4 * kIdSize);
+  U4(thread_serial);
+  IdV(thread);
+  U4(trace);
+  IdV(name);
+  IdV(group);
+  IdV(parent_group);
+}
+
+void Writer::RootUnknown(Id object) {
+  Sub(1 + kIdSize);
+  U1(kRootUnknown);
+  IdV(object);
+}
+
+void Writer::RootJniGlobal(Id object, Id ref) {
+  Sub(1 + 2 * kIdSize);
+  U1(kRootJniGlobal);
+  IdV(object);
+  IdV(ref);
+}
+
+void Writer::RootJavaFrame(Id object, uint32_t thread_serial, uint32_t depth) {
+  Sub(1 + kIdSize + 8);
+  U1(kRootJavaFrame);
+  IdV(object);
+  U4(thread_serial);
+  U4(depth);
+}
+
+void Writer::RootThreadObject(Id thread, uint32_t thread_serial, uint32_t trace) {
+  Sub(1 + kIdSize + 8);
+  U1(kRootThreadObject);
+  IdV(thread);
+  U4(thread_serial);
+  U4(trace);
+}
+
+void Writer::ClassDump(const ClassDumpRecord& c) {
+  if (c.statics.size() > UINT16_MAX || c.fields.size() > UINT16_MAX) {
+    throw std::length_error("hprof: more than 65535 fields in a class");
+  }
+  uint64_t n = 1 + kIdSize + 4 + 6 * kIdSize + 4 + 2 + 2 + 2;
+  for (const StaticField& s : c.statics) n += kIdSize + 1 + TypeSize(s.type);
+  n += c.fields.size() * (kIdSize + 1);
+  Sub(n);
+  U1(kClassDump);
+  IdV(c.id);
+  U4(c.trace);
+  IdV(c.super);
+  IdV(c.loader);
+  IdV(0);  // signers
+  IdV(0);  // protection domain
+  IdV(0);  // reserved
+  IdV(0);  // reserved
+  U4(c.instance_size);
+  U2(0);  // constant pool
+  U2(static_cast<uint16_t>(c.statics.size()));
+  for (const StaticField& s : c.statics) {
+    IdV(s.name);
+    U1(static_cast<uint8_t>(s.type));
+    const uint32_t size = TypeSize(s.type);
+    for (int b = static_cast<int>(size) - 1; b >= 0; --b) U1(static_cast<uint8_t>(s.value >> (8 * b)));
+  }
+  U2(static_cast<uint16_t>(c.fields.size()));
+  for (const FieldDecl& f : c.fields) {
+    IdV(f.name);
+    U1(static_cast<uint8_t>(f.type));
+  }
+}
+
+void Writer::Instance(Id id, uint32_t trace, Id class_id, std::span<const uint8_t> data) {
+  Sub(1 + 2 * kIdSize + 8 + uint64_t{data.size()});
+  U1(kInstanceDump);
+  IdV(id);
+  U4(trace);
+  IdV(class_id);
+  U4(static_cast<uint32_t>(data.size()));
+  Bytes(data.data(), data.size());
+}
+
+void Writer::ObjectArray(Id id, uint32_t trace, Id array_class, std::span<const Id> elements) {
+  if (elements.size() > UINT32_MAX) throw std::length_error("hprof: array longer than 2^32");
+  BeginObjectArray(id, trace, array_class, static_cast<uint32_t>(elements.size()));
+  Ids(elements);
+}
+
+void Writer::BeginObjectArray(Id id, uint32_t trace, Id array_class, uint32_t length) {
+  const uint64_t body = uint64_t{kIdSize} * length;
+  Sub(1 + 2 * kIdSize + 8 + body);
+  U1(kObjectArrayDump);
+  IdV(id);
+  U4(trace);
+  U4(length);
+  IdV(array_class);
+  pending_ = body;
+}
+
+void Writer::BeginPrimitiveArray(Id id, uint32_t trace, Type type, uint32_t length) {
+  if (type == Type::kObject) throw std::invalid_argument("hprof: primitive array of objects");
+  const uint64_t body = uint64_t{TypeSize(type)} * length;
+  Sub(1 + kIdSize + 9 + body);
+  U1(kPrimitiveArrayDump);
+  IdV(id);
+  U4(trace);
+  U4(length);
+  U1(static_cast<uint8_t>(type));
+  pending_ = body;
+}
+
+void Writer::Ids(std::span<const Id> ids) {
+  if (uint64_t{kIdSize} * ids.size() > pending_) throw std::logic_error("hprof: more elements than announced");
+  pending_ -= uint64_t{kIdSize} * ids.size();
+  for (Id v : ids) IdV(v);
+}
+
+void Writer::Raw(std::span<const uint8_t> bytes) {
+  if (bytes.size() > pending_) throw std::logic_error("hprof: more elements than announced");
+  pending_ -= bytes.size();
+  Bytes(bytes.data(), bytes.size());
+}
+
+void Writer::HeapDumpEnd() {
+  if (state_ == State::kEnded) throw std::logic_error("hprof: HEAP DUMP END twice");
+  if (pending_ != 0) throw std::logic_error("hprof: HEAP DUMP END inside an unfinished array");
+  if (segment_open_) CloseSegment();
+  U1(kTagHeapDumpEnd);
+  U4(0);
+  U4(0);
+  state_ = State::kEnded;
+  Flush();
+}
+
+}  // namespace libdump::format::hprof
