@@ -8,11 +8,19 @@ scripts/setup.sh
 scripts/build.sh build
 out=${LIBDUMP_DEMO_OUT:-$root/out}
 mkdir -p "$out"
-build/examples/sample_dump "$out/sample.dump"
-build/tools/readdump/readdump "$out/sample.dump"
-build/tools/readdump/readdump --validate "$out/sample.dump"
-build/tools/readdump/readdump --histogram --top 10 "$out/sample.dump"
+dump=$out/example.dump
+echo "== examples/heap_dump_example: a program that dumps its own heap"
+build/examples/heap_dump_example "$dump"
+echo "== readdump"
+build/tools/readdump/readdump "$dump"
+echo "== readdump --validate"
+build/tools/readdump/readdump --validate "$dump"
+echo "== readdump --histogram --top 10"
+build/tools/readdump/readdump --histogram --top 10 "$dump"
+echo "== readdump --threads"
+build/tools/readdump/readdump --threads "$dump"
 if [ -x build/tools/dumptohprof/dumptohprof ]; then
-  build/tools/dumptohprof/dumptohprof "$out/sample.dump" "$out/sample.hprof"
-  echo "hprof written to $out/sample.hprof (open it in VisualVM, Eclipse MAT or jhat)"
+  echo "== dumptohprof"
+  build/tools/dumptohprof/dumptohprof "$dump" "$out/example.hprof"
+  echo "hprof written to $out/example.hprof (open it in VisualVM, Eclipse MAT or jhat)"
 fi

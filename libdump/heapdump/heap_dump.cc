@@ -3,6 +3,7 @@
 #include "libdump/heap_dump.h"
 
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -118,7 +119,10 @@ void InstallGate() {
 
 int WriteHeapDump(int fd, const HeapDumpOptions& options) {
   InstallGate();
-  static RuntimeHeap* heap = new RuntimeHeap;  // reused: its records keep their capacity
+  // In static storage, not on the heap it describes; never destroyed, as a
+  // dump may run during exit. Reused: its records keep their capacity.
+  alignas(RuntimeHeap) static unsigned char storage[sizeof(RuntimeHeap)];
+  static RuntimeHeap* heap = new (storage) RuntimeHeap;
   heapdump::DumpOptions o;
   o.zstd = options.zstd;
   o.zstd_level = options.zstd_level;
