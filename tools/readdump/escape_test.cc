@@ -12,7 +12,7 @@ namespace {
 TEST(QuoteText, PlainAsciiAndEscapes) {
   EXPECT_EQ(QuoteText("Node"), "\"Node\"");
   EXPECT_EQ(QuoteText("a\"b\\c"), "\"a\\\"b\\\\c\"");
-  EXPECT_EQ(QuoteText(std::string("nul\0x\n\t\x7f", 9)), "\"nul\\x00x\\n\\t\\x7f\"");
+  EXPECT_EQ(QuoteText(std::string("nul\0x\n\t\x7f", 8)), "\"nul\\x00x\\n\\t\\x7f\"");
 }
 
 TEST(QuoteText, Utf8PassesInvalidBytesEscaped) {

@@ -102,7 +102,7 @@ class Run {
       json_.BeginObject();
       json_.Key("at");
       json_.Uint(p.offset);
-      json_.Key("kind");
+      json_.Key("record");
       json_.String(format::KindName(p.kind));
       json_.Key("message");
       json_.String(p.message);

@@ -75,7 +75,7 @@ void PrintRecordLine(std::ostream& out, const format::Record& r) {
 
 void WriteRecordJson(JsonWriter& json, const format::Record& r) {
   json.BeginObject();
-  json.Key("kind");
+  json.Key("record");  // not "kind": objects have a field of that name
   json.String(format::KindName(r.kind));
   json.Key("at");
   json.Uint(r.offset);
