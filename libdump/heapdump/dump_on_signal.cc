@@ -1,0 +1,128 @@
+// Heap dumps of unmodified programs: with LD_PRELOAD=libdump.so and
+// LIBDUMP_HEAPDUMP_SIGNAL=USR2 (a name or a number), `kill -USR2 PID` writes a
+// dump to LIBDUMP_HEAPDUMP_PATH (default heap.%p.%t.dump; %p is the pid, %t
+// the time in seconds), created with mode 0600.
+//
+// A signal handler cannot dump (the dump prepares with malloc), so the handler
+// only writes a byte to a pipe; a thread started at load time waits on it and
+// does the work. LIBDUMP_HEAPDUMP_ZSTD=1 compresses.
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <string>
+
+#include "libdump/heap_dump.h"
+
+namespace libdump {
+namespace {
+
+int g_pipe[2] = {-1, -1};
+
+int ParseSignal(const char* s) {
+  if (s == nullptr || *s == '\0') return 0;
+  if (std::strncmp(s, "SIG", 3) == 0) s += 3;
+  struct { const char* name; int sig; } const kNames[] = {
+      {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"QUIT", SIGQUIT},
+      {"WINCH", SIGWINCH}, {"URG", SIGURG}, {"PWR", SIGPWR}};
+  for (const auto& n : kNames) {
+    if (std::strcmp(s, n.name) == 0) return n.sig;
+  }
+  char* end = nullptr;
+  const long v = std::strtol(s, &end, 10);
+  return *end == '\0' && v > 0 && v < NSIG ? static_cast<int>(v) : 0;
+}
+
+// "%p" -> pid, "%t" -> seconds since the epoch, "%%" -> "%".
+std::string ExpandPath(const char* pattern) {
+  std::string out;
+  for (const char* p = pattern; *p; ++p) {
+    if (*p != '%' || p[1] == '\0') {
+      out += *p;
+      continue;
+    }
+    ++p;
+    if (*p == 'p') out += std::to_string(getpid());
+    else if (*p == 't') out += std::to_string(static_cast<long long>(std::time(nullptr)));
+    else out += *p;
+  }
+  return out;
+}
+
+void OnSignal(int) {
+  const int saved = errno;
+  const char byte = 1;
+  // A full pipe means a dump is already pending: dropping this one is right.
+  (void)!write(g_pipe[1], &byte, 1);
+  errno = saved;
+}
+
+void* DumperThread(void* arg) {
+  pthread_setname_np(pthread_self(), "libdump-dumper");
+  // Created with every signal blocked; now take all but the trigger, so that
+  // a dump started elsewhere can stop this thread like any other.
+  sigset_t trigger;
+  sigemptyset(&trigger);
+  sigaddset(&trigger, static_cast<int>(reinterpret_cast<intptr_t>(arg)));
+  pthread_sigmask(SIG_SETMASK, &trigger, nullptr);
+  const char* pattern = std::getenv("LIBDUMP_HEAPDUMP_PATH");
+  const char* zstd = std::getenv("LIBDUMP_HEAPDUMP_ZSTD");
+  HeapDumpOptions options;
+  options.zstd = zstd != nullptr && std::strcmp(zstd, "1") == 0;
+  for (;;) {
+    char byte;
+    const ssize_t n = read(g_pipe[0], &byte, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return nullptr;
+    const std::string path = ExpandPath(pattern && *pattern ? pattern : "heap.%p.%t.dump");
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+      std::fprintf(stderr, "libdump: cannot create heap dump %s: %s\n", path.c_str(), std::strerror(errno));
+      continue;
+    }
+    const int err = WriteHeapDump(fd, options);
+    close(fd);
+    if (err != 0) {
+      std::fprintf(stderr, "libdump: heap dump %s failed: %s\n", path.c_str(), std::strerror(err));
+    } else {
+      std::fprintf(stderr, "libdump: heap dump written to %s\n", path.c_str());
+    }
+  }
+}
+
+__attribute__((constructor)) void InstallDumpSignal() {
+  const char* env = std::getenv("LIBDUMP_HEAPDUMP_SIGNAL");
+  if (env == nullptr) return;
+  const int sig = ParseSignal(env);
+  if (sig == 0) {
+    std::fprintf(stderr, "libdump: LIBDUMP_HEAPDUMP_SIGNAL=%s is not a signal; heap dumps on signal are off\n", env);
+    return;
+  }
+  if (pipe2(g_pipe, O_CLOEXEC) != 0) return;
+  fcntl(g_pipe[1], F_SETFL, O_NONBLOCK);
+  pthread_t t;
+  // The thread must not take the signal itself or inherit a blocked mask.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  const int rc = pthread_create(&t, nullptr, DumperThread, reinterpret_cast<void*>(static_cast<intptr_t>(sig)));
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (rc != 0) return;
+  pthread_detach(t);
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = OnSignal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, nullptr);
+}
+
+}  // namespace
+}  // namespace libdump
