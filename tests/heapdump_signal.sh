@@ -8,7 +8,8 @@ lib=$bindir/libdump/libdump.so
 readdump=$bindir/tools/readdump/readdump
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-LD_PRELOAD=$lib LIBDUMP_HEAPDUMP_SIGNAL=USR2 LIBDUMP_HEAPDUMP_PATH="$dir/py.%p.dump" \
+# PYTHONMALLOC=malloc: otherwise pymalloc serves small objects from its own mmap arenas.
+PYTHONMALLOC=malloc LD_PRELOAD=$lib LIBDUMP_HEAPDUMP_SIGNAL=USR2 LIBDUMP_HEAPDUMP_PATH="$dir/py.%p.dump" \
   python3 -c '
 import sys, time
 data = {i: str(i) * 10 for i in range(20000)}
