@@ -2,6 +2,7 @@
 
 #include <sys/uio.h>
 #include <ucontext.h>
+#include <unistd.h>
 
 namespace libdump::samplers {
 
@@ -17,7 +18,7 @@ constexpr uintptr_t kMaxFrameSize = uintptr_t{1} << 20;
 // garbage frame pointer ends the walk instead of the process. Later reads in
 // a page already proven mapped are plain loads: a walk costs a syscall or two,
 // not one per frame.
-bool ReadFrame(uintptr_t fp, uintptr_t* verified_page, uintptr_t words[2]) {
+bool ReadFrame(pid_t self, uintptr_t fp, uintptr_t* verified_page, uintptr_t words[2]) {
   const uintptr_t first = fp & ~(kPage - 1);
   const uintptr_t last = (fp + 2 * sizeof(uintptr_t) - 1) & ~(kPage - 1);
   if (first == *verified_page && last == first) {
@@ -28,7 +29,7 @@ bool ReadFrame(uintptr_t fp, uintptr_t* verified_page, uintptr_t words[2]) {
   }
   iovec local{words, 2 * sizeof(uintptr_t)};
   iovec remote{reinterpret_cast<void*>(fp), 2 * sizeof(uintptr_t)};
-  if (process_vm_readv(0, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(2 * sizeof(uintptr_t))) {
+  if (process_vm_readv(self, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(2 * sizeof(uintptr_t))) {
     return false;
   }
   *verified_page = last;
@@ -41,11 +42,13 @@ size_t WalkFramePointers(uintptr_t fp, uintptr_t sp, uintptr_t* out, size_t max)
   size_t n = 0;
   uintptr_t verified_page = 0;
   uintptr_t prev = sp;
+  pid_t self = 0;  // looked up at the first syscall read, not cached: fork changes it
   while (n < max) {
     // Caller frames sit at strictly higher, aligned addresses, not far away.
     if (fp == 0 || (fp & (sizeof(uintptr_t) - 1)) != 0 || fp < prev || fp - prev > kMaxFrameSize) break;
     uintptr_t words[2];
-    if (!ReadFrame(fp, &verified_page, words)) break;
+    if (self == 0 && (fp & ~(kPage - 1)) != verified_page) self = getpid();
+    if (!ReadFrame(self, fp, &verified_page, words)) break;
     const uintptr_t ret = words[1];
     if (ret < kPage) break;  // thread start: glibc zeroes the outermost frame
     out[n++] = ret;
