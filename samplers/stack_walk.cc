@@ -61,12 +61,11 @@ size_t WalkFramePointers(uintptr_t fp, uintptr_t sp, uintptr_t* out, size_t max)
 __attribute__((noinline)) size_t CaptureCurrentStack(uintptr_t* out, size_t max, size_t skip) {
   uintptr_t buf[kMaxFrames + 8];
   const uintptr_t fp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
-  const size_t want = max + skip + 1 < kMaxFrames + 8 ? max + skip + 1 : kMaxFrames + 8;
+  const size_t want = max + skip < kMaxFrames + 8 ? max + skip : kMaxFrames + 8;
   // fp itself is in this frame, so sp bounds are taken just below it.
   const size_t n = WalkFramePointers(fp, fp - 1, buf, want);
-  // buf[0] returns into our caller; the caller wants its own callers.
   size_t w = 0;
-  for (size_t i = 1 + skip; i < n && w < max; ++i) out[w++] = buf[i];
+  for (size_t i = skip; i < n && w < max; ++i) out[w++] = buf[i];
   return w;
 }
 

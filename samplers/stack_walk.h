@@ -15,9 +15,9 @@ inline constexpr size_t kMaxFrames = 64;
 // stack pointer). Returns how many were written.
 size_t WalkFramePointers(uintptr_t fp, uintptr_t sp, uintptr_t* out, size_t max);
 
-// The calling function's callers: out[0] is the return address into the
-// caller of CaptureCurrentStack's caller when skip == 0... skip drops that
-// many more innermost frames.
+// Return addresses of the current stack: out[0] returns into the function
+// that called CaptureCurrentStack (like backtrace()); skip drops that many
+// innermost entries.
 size_t CaptureCurrentStack(uintptr_t* out, size_t max, size_t skip);
 
 // Signal context: the interrupted pc first (made to look like a return
