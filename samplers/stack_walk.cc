@@ -40,7 +40,7 @@ bool ReadFrame(pid_t self, uintptr_t fp, uintptr_t* verified_page, uintptr_t wor
 
 size_t WalkFramePointers(uintptr_t fp, uintptr_t sp, uintptr_t* out, size_t max) {
   size_t n = 0;
-  uintptr_t verified_page = 0;
+  uintptr_t verified_page = ~uintptr_t{0};  // none yet (0 is a page too)
   uintptr_t prev = sp;
   pid_t self = 0;  // looked up at the first syscall read, not cached: fork changes it
   while (n < max) {
