@@ -1,0 +1,35 @@
+#!/bin/sh
+# Reads profiles written by libdump's profilers with the real `go tool pprof`.
+#   go_pprof_check.sh PROFILE_WRITER WORKDIR
+# Fails (never skips) when go is missing: CI installs golang-go.
+set -eu
+W=$1
+D=$2
+command -v go >/dev/null 2>&1 || { echo "FAIL: go not found (apt-get install golang-go)"; exit 1; }
+export HOME=${HOME:-$D}
+export GOCACHE=${GOCACHE:-$D/gocache}
+rm -rf "$D" && mkdir -p "$D"
+"$W" "$D"
+fail=0
+check() {  # check DESCRIPTION PATTERN pprof-args...
+  desc=$1; pat=$2; shift 2
+  if out=$(go tool pprof -symbolize=none "$@" 2>&1) && printf '%s\n' "$out" | grep -Eq "$pat"; then
+    echo "ok: $desc"
+  else
+    echo "FAIL: $desc: no /$pat/ in go tool pprof $*"; printf '%s\n' "$out" | head -30; fail=1
+  fi
+}
+# -raw parses every table; pprof exits non-zero on malformed input.
+check "cpu -raw" "PeriodType: cpu nanoseconds" -raw "$D/cpu.pprof"
+check "cpu -top" "ProfWriterBurn" -top "$D/cpu.pprof"
+check "cpu -top samples" "ProfWriterBurn" -top -sample_index=samples "$D/cpu.pprof"
+check "cpu -traces" "ProfWriterBurn" -traces "$D/cpu.pprof"
+check "cpu mapping with build id" "profile_writer [0-9a-f]{16,}" -raw "$D/cpu.pprof"
+check "heap -raw" "PeriodType: space bytes" -raw "$D/heap.pprof"
+# 600 live objects of one size class from ProfWriterAlloc; 1000 allocated.
+check "heap default is inuse_space" "ProfWriterAlloc" -top "$D/heap.pprof"
+check "heap inuse_objects" "^ +600 .*ProfWriterAlloc" -top -sample_index=inuse_objects "$D/heap.pprof"
+check "heap alloc_objects" "^ +1000 .*ProfWriterAlloc" -top -sample_index=alloc_objects "$D/heap.pprof"
+check "allocs alloc_space" "ProfWriterAlloc" -top -sample_index=alloc_space "$D/allocs.pprof"
+check "allocs -traces" "bytes:" -traces "$D/allocs.pprof"
+exit $fail
