@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include <unistd.h>
+
 #include "modules.h"
 #include "symbolizer.h"
 
@@ -29,6 +31,19 @@ ProfileSymbolizer::ProfileSymbolizer(pprof::ProfileBuilder& builder) : b_(builde
   std::sort(maps_.begin(), maps_.end(), [](const Map& a, const Map& b) { return a.start < b.start; });
   modules_ = std::make_unique<std::vector<capture::Module>>(capture::LoadedModules());
   symbols_ = std::make_unique<capture::Symbolizer>(*modules_);
+  // pprof names a profile after its first mapping ("File:"), and Go puts the
+  // executable there: add its text mapping before any other.
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n > 0) {
+    exe[n] = 0;
+    for (const Map& m : maps_) {
+      if (m.path == exe) {
+        MappingFor(m.start);
+        break;
+      }
+    }
+  }
 }
 
 ProfileSymbolizer::~ProfileSymbolizer() = default;
