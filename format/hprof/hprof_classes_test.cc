@@ -108,7 +108,8 @@ TEST(StandardClasses, WhatReadersRequire) {
   StandardClasses std_classes(c);
   c.DumpAll();
   const Id name = std_classes.WriteString(w, ids, "main \xC3\xA9");
-  const Id thread = std_classes.WriteThread(w, ids, {name, 42, true, kThreadWaiting});
+  const Id thread = ids.Next();
+  std_classes.WriteThread(w, thread, {name, 42, true, kThreadWaiting});
   std_classes.WriteFinalizer(w, ids, 0x50);
   w.HeapDumpEnd();
 

@@ -98,16 +98,14 @@ Id StandardClasses::WriteString(Writer& w, IdAllocator& ids, std::string_view ut
   return id;
 }
 
-Id StandardClasses::WriteThread(Writer& w, IdAllocator& ids, const ThreadFields& f) const {
+void StandardClasses::WriteThread(Writer& w, Id id, const ThreadFields& f) const {
   std::vector<uint8_t> data;
   PutU8(data, f.name);
   PutU8(data, static_cast<uint64_t>(f.tid));
   PutU4(data, 5);  // Thread.NORM_PRIORITY
   data.push_back(f.daemon ? 1 : 0);
   PutU4(data, static_cast<uint32_t>(f.status));
-  const Id id = ids.Next();
   w.Instance(id, kEmptyTrace, thread_, data);
-  return id;
 }
 
 Id StandardClasses::WriteFinalizer(Writer& w, IdAllocator& ids, Id object) const {

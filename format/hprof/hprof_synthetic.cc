@@ -60,13 +60,7 @@ int main(int argc, char** argv) {
 
   classes.DumpAll();
   const Id name = std_classes.WriteString(w, ids, "main");
-  std::vector<uint8_t> t;
-  PutBe(t, name, 8);
-  PutBe(t, 1234, 8);
-  PutBe(t, 5, 4);
-  PutBe(t, 0, 1);
-  PutBe(t, kThreadRunnable, 4);
-  w.Instance(thread, kEmptyTrace, std_classes.thread(), t);
+  std_classes.WriteThread(w, thread, {name, 1234, false, kThreadRunnable});
   w.RootThreadObject(thread, kThreadSerial, kTrace);
 
   constexpr int kNodes = 1000;

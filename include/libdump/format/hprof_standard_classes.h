@@ -47,7 +47,8 @@ class StandardClasses {
 
   // Synthetic instances (heap phase). Each returns the new object's id.
   Id WriteString(Writer& w, IdAllocator& ids, std::string_view utf8) const;
-  Id WriteThread(Writer& w, IdAllocator& ids, const ThreadFields& f) const;
+  // `id` is allocated by the caller: START THREAD names it before the heap.
+  void WriteThread(Writer& w, Id id, const ThreadFields& f) const;
   // A java.lang.ref.Finalizer whose referent is `object`.
   Id WriteFinalizer(Writer& w, IdAllocator& ids, Id object) const;
 

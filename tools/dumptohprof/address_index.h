@@ -1,0 +1,58 @@
+// Where the dumped objects are, in 14 bytes per object: a sorted array of
+// (address, 32-bit size) and a bucket table over the address range that
+// narrows each lookup to a few entries, so resolving a pointer costs about
+// one cache miss instead of a binary search over millions of objects.
+//
+// The entries live in anonymous memory grown with mremap, which moves pages
+// instead of copying them: the peak is the final size, not twice it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+namespace libdump::dumptohprof {
+
+class AddressIndex {
+ public:
+  AddressIndex() = default;
+  ~AddressIndex();
+  AddressIndex(const AddressIndex&) = delete;
+  AddressIndex& operator=(const AddressIndex&) = delete;
+
+  void Add(uint64_t addr, uint64_t size);
+  // Sorts (unless objects came in address order) and builds the buckets.
+  // Returns the addresses that start more than one object.
+  std::vector<uint64_t> Finish();
+
+  // The start of the object p points into (interior pointers included; a
+  // pointer to a zero-size object's start too), or 0. With overlapping
+  // objects the one starting last at or below p is asked, as readdump does.
+  uint64_t Find(uint64_t p) const;
+
+  size_t size() const { return n_; }
+  // One past the highest byte of any object (0 when empty).
+  uint64_t end() const { return hi_; }
+  size_t memory_bytes() const;
+
+ private:
+  struct [[gnu::packed]] Entry {
+    uint64_t addr;
+    uint32_t size;  // kHuge: the size is in huge_
+  };
+  static constexpr uint32_t kHuge = UINT32_MAX;
+  uint64_t SizeOf(const Entry& e) const;
+
+  Entry* entries_ = nullptr;
+  size_t n_ = 0;
+  size_t capacity_ = 0;  // entries
+  bool sorted_ = true;
+  uint64_t lo_ = UINT64_MAX;
+  uint64_t hi_ = 0;
+  std::unordered_map<uint64_t, uint64_t> huge_;  // addr -> size, for objects of 4 GiB and more
+  std::vector<uint32_t> buckets_;  // buckets_[b]: entries starting below lo_ + (b << shift_)
+  unsigned shift_ = 0;
+};
+
+}  // namespace libdump::dumptohprof

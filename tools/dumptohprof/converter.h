@@ -1,0 +1,51 @@
+// dump -> hprof in two passes over the dump file: pass 1 builds the catalog
+// (types, threads, the address index), pass 2 streams objects and roots
+// into the heap dump. Everything before the heap (names, classes, frames,
+// traces, threads) is written between the passes.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <ostream>
+#include <string>
+
+#include "libdump/format/hprof_writer.h"
+
+namespace libdump::dumptohprof {
+
+struct ConvertOptions {
+  bool redact = false;  // zero every byte that is not a pointer
+  uint64_t max_segment = uint64_t{1} << 30;
+  uint64_t timestamp_ms = 0;
+  // Called now and then with the pass (1 or 2) and the decompressed offset.
+  std::function<void(int pass, uint64_t offset)> progress;
+};
+
+struct ConvertStats {
+  uint64_t objects = 0;
+  uint64_t instances = 0;
+  uint64_t object_arrays = 0;
+  uint64_t primitive_arrays = 0;
+  uint64_t truncated_arrays = 0;  // longer than an hprof record can hold
+  uint64_t classes = 0;
+  uint64_t threads = 0;
+  uint64_t frames = 0;
+  uint64_t roots = 0;             // hprof roots written
+  uint64_t unresolved_roots = 0;  // dump roots pointing at no dumped object: dropped
+  uint64_t finalizers = 0;
+  uint64_t dump_bytes = 0;        // decompressed
+  uint64_t hprof_bytes = 0;
+  uint64_t segments = 0;
+  uint64_t index_bytes = 0;
+  // (dump type id, class name as readers show it) -> objects
+  std::map<std::pair<uint64_t, std::string>, uint64_t> classes_by_type;
+};
+
+// Throws format::FormatError for a bad dump, std::system_error for I/O.
+ConvertStats Convert(const std::string& dump_path, format::hprof::Output& out, const ConvertOptions& options);
+
+// One line per (dump type, hprof class): "TYPEID<TAB>CLASS<TAB>COUNT".
+void WriteClassMap(std::ostream& out, const ConvertStats& stats);
+
+}  // namespace libdump::dumptohprof

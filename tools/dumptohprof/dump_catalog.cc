@@ -1,0 +1,90 @@
+#include "dump_catalog.h"
+
+#include <unordered_map>
+
+namespace libdump::dumptohprof {
+
+using format::Kind;
+
+void DumpCatalog::Add(const format::Record& r) {
+  switch (r.kind) {
+    case Kind::kObject:
+      if (r.object.addr == 0) throw format::FormatError(r.offset, "kind 1 (object)", "object at address 0");
+      index_.Add(r.object.addr, r.object.size);
+      ++objects_;
+      object_bytes_ += r.object.size;
+      break;
+    case Kind::kType: {
+      // The first definition wins, as in readdump.
+      auto [it, inserted] = types_.try_emplace(r.type.addr);
+      if (!inserted) break;
+      it->second.type = r.type;
+      if (auto f = pending_fields_.find(r.type.addr); f != pending_fields_.end()) {
+        it->second.has_fields = true;
+        it->second.fields = std::move(f->second);
+        pending_fields_.erase(f);
+      }
+      if (auto i = pending_info_.find(r.type.addr); i != pending_info_.end()) {
+        it->second.info = i->second;
+        pending_info_.erase(i);
+      }
+      break;
+    }
+    case Kind::kTypeFields:
+      if (auto it = types_.find(r.type_fields.type); it != types_.end()) {
+        if (!it->second.has_fields) {
+          it->second.has_fields = true;
+          it->second.fields = r.type_fields;
+        }
+      } else {
+        pending_fields_.try_emplace(r.type_fields.type, r.type_fields);
+      }
+      break;
+    case Kind::kTypeInfo:
+      if (auto it = types_.find(r.type_info.type); it != types_.end()) {
+        if (it->second.info.type == 0) it->second.info = r.type_info;
+      } else {
+        pending_info_.try_emplace(r.type_info.type, r.type_info);
+      }
+      break;
+    case Kind::kGoroutine:
+      threads_.push_back({r.goroutine, {}, {}});
+      break;
+    case Kind::kThreadInfo:
+      thread_names_.try_emplace(r.thread_info.goroutine, r.thread_info.name);
+      break;
+    case Kind::kFrame:
+      frames_.push_back(r.frame);
+      break;
+    case Kind::kParams:
+      params_ = r.params;
+      break;
+    case Kind::kModule:
+      modules_.push_back(r.module);
+      break;
+    default:
+      break;
+  }
+}
+
+void DumpCatalog::Finish() {
+  for (uint64_t d : index_.Finish()) duplicates_.insert(d);
+  std::unordered_map<uint64_t, size_t> by_sp;
+  for (size_t i = 0; i < frames_.size(); ++i) by_sp.try_emplace(frames_[i].sp, i);
+  for (Thread& t : threads_) {
+    if (auto it = thread_names_.find(t.goroutine.addr); it != thread_names_.end()) t.name = it->second;
+    // Follow the parent links from the top of the stack; the bound stops a cycle.
+    uint64_t sp = t.goroutine.tos;
+    for (size_t guard = 0; sp != 0 && guard < frames_.size(); ++guard) {
+      auto it = by_sp.find(sp);
+      if (it == by_sp.end()) break;
+      t.frames.push_back(frames_[it->second]);
+      sp = frames_[it->second].parent;
+    }
+  }
+  frames_.clear();
+  frames_.shrink_to_fit();
+  thread_names_.clear();
+}
+
+}  // namespace libdump::dumptohprof

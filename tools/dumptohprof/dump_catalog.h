@@ -1,0 +1,77 @@
+// Pass 1: everything about a dump except its object payloads — types, thread
+// stacks, modules, parameters, and the address index of every object. Memory
+// grows with objects (the index) and types, never with payload bytes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "address_index.h"
+#include "libdump/format/reader.h"
+#include "libdump/format/record.h"
+
+namespace libdump::dumptohprof {
+
+struct DumpType {
+  format::TypeRecord type;
+  bool has_fields = false;  // a typefields record names every field
+  format::TypeFieldsRecord fields;
+  format::TypeInfoRecord info;  // flags 0 when no typeinfo record
+};
+
+struct Thread {
+  format::GoroutineRecord goroutine;
+  std::string name;                  // from threadinfo, else empty
+  std::vector<format::FrameRecord> frames;  // top first
+};
+
+class DumpCatalog {
+ public:
+  // Reads the whole dump once. `progress` is called now and then with the
+  // reader's offset. Throws format::FormatError.
+  template <typename Progress>
+  void Scan(format::Reader& reader, Progress&& progress) {
+    format::Record r;
+    uint64_t n = 0;
+    while (reader.Next(r)) {
+      Add(r);
+      if ((++n & 0xFFFF) == 0) progress(reader.offset());
+    }
+    progress(reader.offset());
+    Finish();
+  }
+
+  void Add(const format::Record& r);
+  // Sorts the index and links frames to their threads.
+  void Finish();
+
+  const format::ParamsRecord& params() const { return params_; }
+  const std::map<uint64_t, DumpType>& types() const { return types_; }
+  const std::vector<Thread>& threads() const { return threads_; }
+  const std::vector<format::ModuleRecord>& modules() const { return modules_; }
+  const AddressIndex& index() const { return index_; }
+  // Addresses at which more than one object starts.
+  const std::unordered_set<uint64_t>& duplicates() const { return duplicates_; }
+  uint64_t objects() const { return objects_; }
+  uint64_t object_bytes() const { return object_bytes_; }
+
+ private:
+  format::ParamsRecord params_;
+  std::map<uint64_t, DumpType> types_;
+  std::unordered_map<uint64_t, format::TypeFieldsRecord> pending_fields_;  // before their type record
+  std::unordered_map<uint64_t, format::TypeInfoRecord> pending_info_;
+  std::vector<Thread> threads_;
+  std::unordered_map<uint64_t, std::string> thread_names_;  // goroutine addr -> name
+  std::vector<format::FrameRecord> frames_;
+  std::vector<format::ModuleRecord> modules_;
+  AddressIndex index_;
+  std::unordered_set<uint64_t> duplicates_;
+  uint64_t objects_ = 0;
+  uint64_t object_bytes_ = 0;
+};
+
+}  // namespace libdump::dumptohprof
