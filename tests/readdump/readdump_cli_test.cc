@@ -25,13 +25,15 @@ namespace {
 
 using libdump::format::kHeader;
 
-std::string Env(const char* name) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? v : "";
+// $LIBDUMP_BINDIR and $LIBDUMP_TESTDATA when set, else the build's own paths.
+std::string Readdump() {
+  const char* dir = std::getenv("LIBDUMP_BINDIR");
+  return dir != nullptr && *dir != '\0' ? std::string(dir) + "/tools/readdump/readdump" : READDUMP_BINARY;
 }
-
-std::string Readdump() { return Env("LIBDUMP_BINDIR") + "/tools/readdump/readdump"; }
-std::string TestData() { return Env("LIBDUMP_TESTDATA"); }
+std::string TestData() {
+  const char* dir = std::getenv("LIBDUMP_TESTDATA");
+  return dir != nullptr && *dir != '\0' ? dir : READDUMP_TESTDATA;
+}
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -365,7 +367,7 @@ TEST(ReaddumpCli, GoldenOutputs) {
     EXPECT_EQ(r.out, want);
     EXPECT_EQ(r.err, "");
     // Validation problems are the one expected failure.
-    const bool invalid = want.find(" problems\n") != std::string::npos ||
+    const bool invalid = std::regex_search(want, std::regex(": [0-9]+ problems?\n")) ||
                          want.find("\"valid\": false") != std::string::npos;
     EXPECT_EQ(r.exit_code, invalid ? 1 : 0);
   }
