@@ -63,11 +63,11 @@ void PrintHistogram(std::ostream& out, const Histogram& h, uint64_t top) {
   const std::vector<Histogram::Row> rows = h.Rows();
   const size_t shown = top == 0 ? rows.size() : std::min<size_t>(rows.size(), top);
   char line[64];
-  std::snprintf(line, sizeof line, "%10s %12s  %-12s %s\n", "count", "bytes", "type id", "type");
+  std::snprintf(line, sizeof line, "%10s %12s  %-18s %s\n", "count", "bytes", "type id", "type");
   out << line;
   for (size_t i = 0; i < shown; ++i) {
     const Histogram::Row& r = rows[i];
-    std::snprintf(line, sizeof line, "%10llu %12llu  %-12s ", static_cast<unsigned long long>(r.count),
+    std::snprintf(line, sizeof line, "%10llu %12llu  %-18s ", static_cast<unsigned long long>(r.count),
                   static_cast<unsigned long long>(r.bytes), HexString(r.type).c_str());
     out << line << EscapeText(r.name) << '\n';
   }
