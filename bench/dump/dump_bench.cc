@@ -14,7 +14,7 @@
 // gap seen by a ticker thread that wakes every 50 us (the time other threads
 // were stopped), "call" the caller's time in WriteHeapDump.
 //
-// Usage: dump_bench [--n N] [--min B] [--max B] [--reps R] [--shm DIR] [--disk DIR]
+// Usage: dump_bench [--n N] [--min B] [--max B] [--reps R] [--shm DIR] [--disk DIR] [--thp]
 //                   [--cases null,shm,disk,null-zstd,shm-zstd,disk-zstd,fork-null,fork-shm,fork-disk]
 // Output: one line per case, "RESULT key=value ...", and a readable table.
 #include <fcntl.h>
@@ -29,6 +29,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <thread>
 #include <vector>
@@ -76,12 +77,26 @@ struct Graph {
   uint64_t bytes = 0;  // sum of the node sizes asked for
 };
 
-Graph Build(uint64_t n, double lo, double hi) {
+// --thp (an experiment, not what libdump does): madvise(MADV_HUGEPAGE) each
+// arena as the heap grows into it, so fork copies 2 MiB page-table entries.
+void AdviseHugePages(bool on) {
+  static uintptr_t advised = 0;
+  if (!on) return;
+  const libdump::HeapRange h = libdump::GetHeapRange();
+  const uintptr_t from = std::max(advised, h.lo);
+  if (h.hi > from) {
+    madvise(reinterpret_cast<void*>(from), h.hi - from, MADV_HUGEPAGE);  // gaps: ENOMEM, rest applied
+    advised = h.hi;
+  }
+}
+
+Graph Build(uint64_t n, double lo, double hi, bool thp) {
   Rng r{42};
   Cell* recent[1024] = {};
   Cell* prev = nullptr;
   Graph g;
   for (uint64_t i = 0; i < n; ++i) {
+    if (i % 256 == 0) AdviseHugePages(thp);
     const uint64_t s = NodeSize(r, lo, hi);
     const uint64_t cells = s / 16;
     Cell* c = libdump::make_array<Cell>(cells);
@@ -106,7 +121,13 @@ class Ticker {
     thread_.join();
   }
   void Reset() { reset_ = true; while (reset_.load()) std::this_thread::yield(); }
-  uint64_t MaxGapNs() const { return max_gap_.load(); }
+  // Waits for two more ticks first: the gap that ends when the world resumes
+  // is only recorded once the ticker runs again.
+  uint64_t MaxGapNs() const {
+    const uint64_t c = ticks_.load();
+    while (ticks_.load() < c + 2) std::this_thread::yield();
+    return max_gap_.load();
+  }
 
  private:
   void Loop() {
@@ -122,8 +143,10 @@ class Ticker {
         max_gap_ = t - last;
       }
       last = t;
+      ticks_.fetch_add(1);
     }
   }
+  std::atomic<uint64_t> ticks_{0};
   std::atomic<bool> stop_{false}, reset_{false};
   std::atomic<uint64_t> max_gap_{0};
   std::thread thread_;
@@ -148,8 +171,12 @@ int main(int argc, char** argv) {
   int reps = 3;
   std::string shm = "/dev/shm", disk = "/tmp";
   std::string cases = "null,shm,disk,null-zstd,shm-zstd,disk-zstd,fork-null,fork-shm,fork-disk";
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string a = argv[i], v = argv[i + 1];
+  bool thp = false;
+  for (int i = 1; i < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--thp") { thp = true; --i; continue; }
+    if (i + 1 >= argc) { std::fprintf(stderr, "%s needs a value\n", a.c_str()); return 2; }
+    const std::string v = argv[i + 1];
     if (a == "--n") n = std::strtoull(v.c_str(), nullptr, 10);
     else if (a == "--min") lo = std::atof(v.c_str());
     else if (a == "--max") hi = std::atof(v.c_str());
@@ -160,10 +187,10 @@ int main(int argc, char** argv) {
     else { std::fprintf(stderr, "unknown option %s\n", a.c_str()); return 2; }
   }
   const uint64_t t0 = NowNs();
-  const Graph g = Build(n, lo, hi);
+  const Graph g = Build(n, lo, hi, thp);
   const double build_s = double(NowNs() - t0) / 1e9;
   const libdump::HeapStats st = libdump::GetHeapStats();
-  std::printf("libdump: %llu nodes, %.3f GB asked (%.3f GB in slots, %llu live objects), built in %.2f s\n",
+  std::printf("libdump%s: %llu nodes, %.3f GB asked (%.3f GB in slots, %llu live objects), built in %.2f s\n", thp ? " (--thp)" : "",
               (unsigned long long)g.nodes, g.bytes / 1e9, st.bytes_in_use / 1e9,
               (unsigned long long)st.live_objects, build_s);
   std::fflush(stdout);
@@ -213,9 +240,10 @@ int main(int argc, char** argv) {
       pauses.push_back(double(gap) / 1e6);
     }
     const double s = Median(secs), pause = Median(pauses);
-    std::printf("RESULT impl=libdump case=%s nodes=%llu heap_bytes=%llu secs=%.4f pause_ms=%.2f "
+    std::printf("RESULT impl=%s case=%s nodes=%llu heap_bytes=%llu secs=%.4f pause_ms=%.2f "
                 "gbps=%.3f mobjps=%.3f dump_bytes=%llu pause_ms_per_gb=%.2f\n",
-                c.name.c_str(), (unsigned long long)g.nodes, (unsigned long long)g.bytes, s, pause,
+                thp ? "libdump-thp" : "libdump", c.name.c_str(), (unsigned long long)g.nodes,
+                (unsigned long long)g.bytes, s, pause,
                 g.bytes / s / 1e9, g.nodes / s / 1e6, (unsigned long long)dump_bytes, pause / (g.bytes / 1e9));
     std::fflush(stdout);
   }

@@ -1,0 +1,3 @@
+module libdump/bench/dump/go
+
+go 1.19
