@@ -14,7 +14,7 @@
 // gap seen by a ticker thread that wakes every 50 us (the time other threads
 // were stopped), "call" the caller's time in WriteHeapDump.
 //
-// Usage: dump_bench [--n N] [--min B] [--max B] [--reps R] [--shm DIR] [--disk DIR] [--thp]
+// Usage: dump_bench [--n N] [--min B] [--max B] [--reps R] [--shm DIR] [--disk DIR] [--thp] [--keep]
 //                   [--cases null,shm,disk,null-zstd,shm-zstd,disk-zstd,fork-null,fork-shm,fork-disk]
 // Output: one line per case, "RESULT key=value ...", and a readable table.
 #include <fcntl.h>
@@ -171,10 +171,11 @@ int main(int argc, char** argv) {
   int reps = 3;
   std::string shm = "/dev/shm", disk = "/tmp";
   std::string cases = "null,shm,disk,null-zstd,shm-zstd,disk-zstd,fork-null,fork-shm,fork-disk";
-  bool thp = false;
+  bool thp = false, keep = false;  // --keep: leave the last dump file of each case
   for (int i = 1; i < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--thp") { thp = true; --i; continue; }
+    if (a == "--keep") { keep = true; --i; continue; }
     if (i + 1 >= argc) { std::fprintf(stderr, "%s needs a value\n", a.c_str()); return 2; }
     const std::string v = argv[i + 1];
     if (a == "--n") n = std::strtoull(v.c_str(), nullptr, 10);
@@ -233,7 +234,13 @@ int main(int argc, char** argv) {
       close(fd);
       if (path != "/dev/null") {
         dump_bytes = uint64_t(sb.st_size);
-        unlink(path.c_str());
+        if (keep && r == reps - 1) {
+          const std::string kept = path + "." + c.name;
+          rename(path.c_str(), kept.c_str());
+          std::printf("kept %s\n", kept.c_str());
+        } else {
+          unlink(path.c_str());
+        }
       }
       if (err != 0) { std::fprintf(stderr, "%s: WriteHeapDump: %s\n", c.name.c_str(), std::strerror(err)); return 1; }
       secs.push_back(double(b - a) / 1e9);
