@@ -1,7 +1,5 @@
 #include "threads.h"
 
-#include <unordered_set>
-
 #include "escape.h"
 #include "record_fields.h"
 
@@ -31,20 +29,25 @@ void ThreadTable::Add(const format::Record& r) {
 std::vector<ThreadTable::Thread> ThreadTable::Threads() const {
   std::vector<Thread> out;
   out.reserve(goroutines_.size());
+  // Each frame is listed under the first thread that reaches it, so a corrupt
+  // dump whose chains loop or merge costs time linear in its size.
+  std::unordered_map<uint64_t, size_t> owner;  // frame sp -> index into out
   for (const format::GoroutineRecord& g : goroutines_) {
     Thread t;
     t.record = g;
     if (auto it = infos_.find(g.addr); it != infos_.end()) t.info = &it->second;
-    // A corrupt dump may chain frames into a loop; each frame is visited once.
-    std::unordered_set<uint64_t> seen;
     for (uint64_t sp = g.tos; sp != 0;) {
       auto it = frames_.find(sp);
       if (it == frames_.end()) {
         t.broken = "frame " + HexString(sp) + " is not in the dump";
         break;
       }
-      if (!seen.insert(sp).second) {
-        t.broken = "frame " + HexString(sp) + " repeats: the chain loops";
+      auto [claim, fresh] = owner.try_emplace(sp, out.size());
+      if (!fresh) {
+        t.broken = claim->second == out.size()
+                       ? "frame " + HexString(sp) + " repeats: the chain loops"
+                       : "frame " + HexString(sp) + " is on the stack of thread " +
+                             HexString(out[claim->second].record.addr);
         break;
       }
       auto roots = roots_.find(sp);
