@@ -258,6 +258,35 @@ TEST(ReaddumpCli, CompressedStringLongerThanItsStream) {
   ExpectError("long.zst", z.str(), 17, "unexpected end of input in a 62914560-byte string");
 }
 
+// --validate streams payloads: a 320 MiB typed array (a few KB of zstd)
+// validates under the 256 MiB address-space limit, and its last pointer word
+// is still checked.
+TEST(ReaddumpCli, ValidateDoesNotBufferPayloads) {
+  const std::string h(kHeader);
+  constexpr uint64_t kSize = 320ull << 20;  // a multiple of the 32-byte element
+  std::ostringstream z;
+  libdump::format::OstreamSink file(z);
+  libdump::format::ZstdSink zstd(file, 1);
+  const auto put = [&](const std::string& s) { zstd.Write(s.data(), s.size()); };
+  put(h + V(10) + V(0) + V(8) + V(0) + V(0x10000) + V(0x10000 + (1ull << 30)));  // params
+  put(V(7) + V(0x5000) + V(32) + V(4) + "Pair" + V(0) + V(2) + V(0) + V(0) + V(0) + V(24));
+  put(V(1) + V(0x20000) + V(0x5000) + V(1) + V(kSize));  // array object header
+  const std::string zeros(1 << 20, '\0');
+  for (uint64_t i = 0; i < kSize / zeros.size() - 1; ++i) put(zeros);
+  std::string last(zeros.size(), '\0');
+  last[last.size() - 8] = 0x01;  // the last element's +24 word: 0x10001, in the heap, in no object
+  last[last.size() - 6] = 0x01;
+  put(last + V(3));
+  zstd.Finish();
+  TempDir dir;
+  const std::string path = dir.File("big.zst", z.str());
+  const Result r = RunReaddump({"--validate", path});
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_NE(r.out.find("pointer at +" + std::to_string(kSize - 8) + " is 0x10001,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(": 1 problem\n"), std::string::npos) << r.out;
+}
+
 TEST(ReaddumpCli, AddressSpaceLimitIsReal) {
   if (!kCanLimitAddressSpace) GTEST_SKIP() << "sanitizer build: no address-space limit";
   // Proof that the limit bites: readdump reading a dump is fine under it, and
