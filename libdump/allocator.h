@@ -44,8 +44,8 @@ inline void FreeFast(void* ptr) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
   Span* s = g_page_map.Get(p);
   ThreadHeap* h = t_heap;
-  // Owned by this thread implies a small span; free_flags sends full spans
-  // and annotated ones to the slow path.
+  // Owned by this thread implies a small span; free_flags sends annotated
+  // spans to the slow path.
   if (LIBDUMP_LIKELY(s != nullptr && h != nullptr && s->owner.load(std::memory_order_relaxed) == h &&
                      s->free_flags == 0)) {
     const uint32_t i = s->SlotIndex(p);
@@ -54,10 +54,11 @@ inline void FreeFast(void* ptr) {
     const uint64_t v = w.load(std::memory_order_relaxed);
     // Misuse checks cost a multiply and two loads already in cache: an
     // interior pointer, a slot not live, or one already freed remotely all
-    // go to the slow path, which reports them. The last live slot of a span
-    // goes there too, to give the span back.
+    // go to the slow path, which reports them. So do frees that change the
+    // span's standing (see Span::slow_at).
     if (LIBDUMP_LIKELY(s->SlotAddress(i) == p && (v & m) != 0 &&
-                       (s->remote[i >> 6].load(std::memory_order_relaxed) & m) == 0 && s->used > 1)) {
+                       (s->remote[i >> 6].load(std::memory_order_relaxed) & m) == 0 &&
+                       s->used > s->slow_at)) {
       w.store(v & ~m, std::memory_order_relaxed);
       --s->used;
       auto& frees = h->cache[s->size_class].frees;

@@ -47,7 +47,7 @@ Span* Adopt(ThreadHeap* h, int size_class) {
       ReleaseSmallSpan(s);
     } else if (s->used < s->nslots) {
       l.spans.Remove(s);
-      s->free_flags &= static_cast<uint8_t>(~kFreeSlowFull);
+      s->slow_at = 1;
       s->owner.store(h, std::memory_order_release);
       return s;
     }

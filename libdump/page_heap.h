@@ -1,6 +1,6 @@
 // The page heap: hands out runs of pages as spans, takes them back, merges
-// free neighbours and gives memory back to the OS with madvise when more than
-// a small budget of empty pages is kept.
+// free neighbours and gives memory back to the OS with madvise when more
+// empty pages are kept than retain_limit().
 //
 // Page map invariant: every page of an in-use span maps to it; a free span's
 // first and last pages map to it and its inner pages map to nothing. So
@@ -26,8 +26,9 @@ class PageHeap {
   Span* Alloc(size_t npages);
   // Like Alloc, with start aligned to align_pages pages (a power of two).
   Span* AllocAligned(size_t npages, size_t align_pages);
-  // Returns an in-use span's pages.
-  void Free(Span* s);
+  // Returns an in-use span's pages; `touched` says whether they may hold
+  // data (and so be committed).
+  void Free(Span* s, bool touched = true);
 
   SpanExtra* NewExtra();
   void DeleteExtra(SpanExtra* e);
@@ -38,8 +39,14 @@ class PageHeap {
   uint64_t returned_bytes() const { return returned_.load(std::memory_order_relaxed); }
   uint64_t in_use_bytes() const { return in_use_bytes_.load(std::memory_order_relaxed); }
 
-  // Pages of empty spans kept committed before madvise gives them back.
-  static constexpr uint64_t kRetainBytes = uint64_t{32} << 20;
+  // Empty pages kept committed for reuse before madvise gives them back:
+  // a floor, or a share of the heap in use, so that a program cycling large
+  // buffers does not fault them in again every time.
+  static constexpr uint64_t kMinRetainBytes = uint64_t{64} << 20;
+  uint64_t retain_limit() const {
+    const uint64_t share = in_use_bytes();
+    return share > kMinRetainBytes ? share : kMinRetainBytes;
+  }
 
  private:
   static constexpr size_t kExactLists = 128;
@@ -48,7 +55,7 @@ class PageHeap {
   void DeleteSpanObject(Span* s);
   SpanQueue& ListFor(const Span* s) {
     const size_t i = s->npages <= kExactLists ? s->npages : 0;
-    return s->returned ? released_[i] : normal_[i];
+    return s->dirty_pages == 0 ? released_[i] : normal_[i];
   }
   void Insert(Span* s);
   void Unlink(Span* s);

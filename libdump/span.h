@@ -32,8 +32,7 @@ struct SpanExtra {
   SpanExtra* next_free;
 };
 
-// Bits of Span::free_flags: any of them sends a local free to the slow path.
-inline constexpr uint8_t kFreeSlowFull = 1;   // on the owner's full list
+// Span::free_flags: sends every local free to the slow path.
 inline constexpr uint8_t kFreeSlowExtra = 2;  // has SpanExtra to clear
 
 struct Span {
@@ -41,8 +40,11 @@ struct Span {
   uint32_t npages = 0;
   SpanState state = SpanState::kFree;
   uint8_t size_class = 0;
-  // Free spans: pages were given back with madvise (and so read as zero).
-  bool returned = false;
+  // Free spans: an estimate of how many pages are committed (for the
+  // release budget and statistics), and whether every page is known to read
+  // as zero (never touched, or given back with madvise since) for calloc.
+  uint32_t dirty_pages = 0;
+  bool clean = true;
   // In-use spans: pages were zero when handed out.
   bool zeroed = false;
   uint8_t free_flags = 0;
@@ -53,7 +55,11 @@ struct Span {
   std::atomic<ThreadHeap*> owner{nullptr};
   uint32_t arena_id = 0;  // free spans merge only within one arena
   uint32_t used = 0;  // owner only: slots live or reserved in the owner's cache
-  std::atomic<uint32_t> remote_pending{0};  // remote frees not yet folded into live
+  // Owner only: a local free that leaves `used` at or below this goes to the
+  // slow path (1 to give back an empty span; higher on the full list, where
+  // the span waits until a quarter of it is free: a sparse bitmap would cost a
+  // refill per allocation).
+  uint32_t slow_at = 1;
   std::atomic<SpanExtra*> extra{nullptr};
   // Large spans keep their single object's annotations inline.
   std::atomic<uint32_t> large_type_id{0};
@@ -62,7 +68,10 @@ struct Span {
   Span* prev = nullptr;
   Span* next = nullptr;
   std::atomic<uint64_t> live[kBitmapWords];
-  std::atomic<uint64_t> remote[kBitmapWords];
+  // Written by other threads: on their own cache lines, away from the
+  // owner's live bits and counters.
+  alignas(64) std::atomic<uint64_t> remote[kBitmapWords];
+  std::atomic<uint32_t> remote_pending{0};  // remote frees not yet folded into live
 
   uintptr_t end() const { return start + (uintptr_t{npages} << kPageShift); }
   uint32_t nwords() const { return (nslots + 63) / 64; }

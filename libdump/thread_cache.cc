@@ -40,6 +40,7 @@ Span* NewSmallSpan(ThreadHeap* h, int c) {
   s->nslots = ci.nslots;
   s->div_magic = ci.div_magic;
   s->used = 0;
+  s->slow_at = 1;
   s->free_flags = 0;
   s->remote_pending.store(0, std::memory_order_relaxed);
   for (uint32_t w = 0; w < kBitmapWords; ++w) {
@@ -51,6 +52,10 @@ Span* NewSmallSpan(ThreadHeap* h, int c) {
   return s;
 }
 
+// A span on the full list becomes worth allocating from again once a quarter
+// of it is free.
+uint32_t FullThreshold(const Span* s) { return s->nslots - (s->nslots + 3) / 4; }
+
 // A span of the class with a free slot, owned by h, in no list.
 Span* FindSpan(ThreadHeap* h, int c) {
   if (Span* s = h->partial[c].PopFront()) return s;
@@ -60,9 +65,9 @@ Span* FindSpan(ThreadHeap* h, int c) {
       Span* next = s->next;
       if (s->remote_pending.load(std::memory_order_relaxed) != 0) {
         CollectRemote(s);
-        if (s->used < s->nslots) {
+        if (s->used <= s->slow_at) {
           h->full[c].Remove(s);
-          s->free_flags &= static_cast<uint8_t>(~kFreeSlowFull);
+          s->slow_at = 1;
           if (s->used == 0) {
             AllocatorSection section;
             ReleaseSmallSpan(s);
@@ -84,7 +89,7 @@ Span* FindSpan(ThreadHeap* h, int c) {
 // Gives up a span the heap no longer wants to own.
 void Dispose(Span* s) {
   CollectRemote(s);
-  s->free_flags &= static_cast<uint8_t>(~kFreeSlowFull);
+  s->slow_at = 1;
   if (s->used == 0) {
     ReleaseSmallSpan(s);
   } else {
@@ -115,15 +120,15 @@ bool Refill(ThreadHeap* h, int c) {
       if (LoadWord(cc, s, w)) return true;
     }
     // End of the span: slots freed behind the cursor are reused before
-    // moving on.
+    // moving on, unless they are too few to be worth a pass.
     CollectRemote(s);
-    if (s->used < s->nslots) {
+    if (s->used <= FullThreshold(s)) {
       for (uint32_t w = 0; w < s->nwords(); ++w) {
         if (LoadWord(cc, s, w)) return true;
       }
     }
     s->list = SpanList::kFull;
-    s->free_flags |= kFreeSlowFull;
+    s->slow_at = FullThreshold(s);
     h->full[c].PushFront(s);
     cc.span = nullptr;
   }
@@ -168,9 +173,9 @@ void LocalFree(ThreadHeap* h, Span* s, uint32_t i) {
   const int c = s->size_class;
   auto& frees = h->cache[c].frees;
   frees.store(frees.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  if (s->list == SpanList::kFull) {
+  if (s->list == SpanList::kFull && s->used <= s->slow_at) {
     h->full[c].Remove(s);
-    s->free_flags &= static_cast<uint8_t>(~kFreeSlowFull);
+    s->slow_at = 1;
     s->list = SpanList::kPartial;
     h->partial[c].PushFront(s);
   }
@@ -187,10 +192,12 @@ void RemoteFree(ThreadHeap* h, Span* s, uint32_t i) {
   if (!(s->live[i >> 6].load(std::memory_order_acquire) & m)) Fatal("double free", addr);
   ClearExtras(s, i);
   if (s->remote[i >> 6].fetch_or(m, std::memory_order_acq_rel) & m) Fatal("double free", addr);
-  s->remote_pending.fetch_add(1, std::memory_order_release);
   const int c = s->size_class;
-  if (ThreadHeap* owner = s->owner.load(std::memory_order_acquire)) {
-    owner->remote_hint[c].fetch_add(1, std::memory_order_relaxed);
+  // The owner hears of a span once per batch of remote frees, not per free.
+  if (s->remote_pending.fetch_add(1, std::memory_order_release) == 0) {
+    if (ThreadHeap* owner = s->owner.load(std::memory_order_acquire)) {
+      owner->remote_hint[c].store(1, std::memory_order_relaxed);
+    }
   }
   if (h != nullptr) {
     auto& frees = h->cache[c].frees;

@@ -1,3 +1,5 @@
+#include <cstring>
+
 #include "libdump/typed.h"
 
 #include "allocator.h"
@@ -33,8 +35,14 @@ uint32_t TypeCount() {
 namespace internal {
 
 void* AllocateTyped(size_t size, uint32_t type_id, uint32_t count) {
+  // One allocator section around allocation, zeroing and tagging: a heap dump
+  // stops threads only outside sections, so it sees either no object or a
+  // zeroed one of the right type, never a typed slot still holding the stale
+  // pointers of its previous occupant (Go zeroes pointerful objects likewise).
+  AllocatorSection section;
   void* p = AllocateFast(size);
   if (p == nullptr) return nullptr;
+  std::memset(p, 0, size);
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
   Span* s = g_page_map.Get(a);
   if (s->state == SpanState::kLarge) {

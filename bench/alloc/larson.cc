@@ -1,6 +1,6 @@
 // Larson-like server churn: each thread owns a table of blocks and replaces
-// random ones with new blocks of random size (8-1024 B). Every round a thread
-// hands its table to a successor thread and exits, so blocks are freed by
+// random ones with new blocks of random size (8-1024 B). Every round the
+// threads exit and new ones take over their tables, so blocks are freed by
 // threads that did not allocate them, as in a server's worker turnover.
 #include <cstdint>
 #include <cstdio>
@@ -23,7 +23,7 @@ uint64_t Next(uint64_t& s) {
   return s;
 }
 
-void Round(Table* t, int ops, int rounds_left) {
+void Round(Table* t, int ops) {
   for (int i = 0; i < ops; ++i) {
     const size_t k = Next(t->rng) % t->blocks.size();
     free(t->blocks[k]);
@@ -34,7 +34,6 @@ void Round(Table* t, int ops, int rounds_left) {
     t->checksum += static_cast<unsigned char>(p[0]);
     t->blocks[k] = p;
   }
-  if (rounds_left > 1) std::thread(Round, t, ops, rounds_left - 1).join();
 }
 
 }  // namespace
@@ -48,9 +47,13 @@ int main(int argc, char** argv) {
     tables[t].rng = 88172645463325252ULL + t;
     for (int i = 0; i < kBlocks; ++i) tables[t].blocks.push_back(static_cast<char*>(malloc(8 + i % 1017)));
   }
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t) threads.emplace_back(Round, &tables[t], ops, kRounds);
-  for (auto& th : threads) th.join();
+  // Each generation of threads exits after its round; the next generation
+  // inherits the tables and frees what its predecessors allocated.
+  for (int r = 0; r < kRounds; ++r) {
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; ++t) threads.emplace_back(Round, &tables[t], ops);
+    for (auto& th : threads) th.join();
+  }
   uint64_t sum = 0;
   for (auto& t : tables) {
     sum += t.checksum;
