@@ -186,6 +186,11 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     std::cout.flush();
     std::cerr << options.file << ": out of memory\n";
+  } catch (const std::exception& e) {
+    // Decompressor and I/O failures that escape as other exceptions are still
+    // bad input, not a crash.
+    std::cout.flush();
+    std::cerr << options.file << ": " << e.what() << '\n';
   }
   return kExitInvalid;
 }
