@@ -2,12 +2,17 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
 #include <system_error>
 
 namespace libdump::format::hprof {
+
+// Numbers are byte-swapped into the big-endian file.
+static_assert(std::endian::native == std::endian::little);
 
 uint32_t TypeSize(Type t) {
   switch (t) {
@@ -90,18 +95,23 @@ void Writer::Flush() { Drain(0); }
 
 void Writer::U2(uint16_t v) {
   Need(2);
-  buf_[pos_++] = static_cast<uint8_t>(v >> 8);
-  buf_[pos_++] = static_cast<uint8_t>(v);
+  v = __builtin_bswap16(v);
+  std::memcpy(buf_.data() + pos_, &v, 2);
+  pos_ += 2;
 }
 
 void Writer::U4(uint32_t v) {
   Need(4);
-  for (int s = 24; s >= 0; s -= 8) buf_[pos_++] = static_cast<uint8_t>(v >> s);
+  v = __builtin_bswap32(v);
+  std::memcpy(buf_.data() + pos_, &v, 4);
+  pos_ += 4;
 }
 
 void Writer::U8(uint64_t v) {
   Need(8);
-  for (int s = 56; s >= 0; s -= 8) buf_[pos_++] = static_cast<uint8_t>(v >> s);
+  v = __builtin_bswap64(v);
+  std::memcpy(buf_.data() + pos_, &v, 8);
+  pos_ += 8;
 }
 
 void Writer::Bytes(const uint8_t* p, size_t n) {
@@ -304,7 +314,16 @@ void Writer::BeginPrimitiveArray(Id id, uint32_t trace, Type type, uint32_t leng
 void Writer::Ids(std::span<const Id> ids) {
   if (uint64_t{kIdSize} * ids.size() > pending_) throw std::logic_error("hprof: more elements than announced");
   pending_ -= uint64_t{kIdSize} * ids.size();
-  for (Id v : ids) IdV(v);
+  while (!ids.empty()) {
+    Need(kIdSize);
+    const size_t n = std::min(ids.size(), (buf_.size() - pos_) / kIdSize);
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t be = __builtin_bswap64(ids[i]);
+      std::memcpy(buf_.data() + pos_ + i * kIdSize, &be, kIdSize);
+    }
+    pos_ += n * kIdSize;
+    ids = ids.subspan(n);
+  }
 }
 
 void Writer::Raw(std::span<const uint8_t> bytes) {

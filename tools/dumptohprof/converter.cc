@@ -63,6 +63,14 @@ struct PlannedType {
   TypePlan plan;
   Id instance_class = 0;
   Id array_class = 0;
+  uint64_t data_size = 0;      // instance data bytes
+  uint64_t counts[3] = {};     // objects written, by Shape
+};
+
+// Objects with no type, or a type no record defines.
+struct UntypedCounts {
+  uint64_t arrays = 0;
+  uint64_t bytes = 0;
 };
 
 class Converter {
@@ -99,6 +107,7 @@ class Converter {
       SecondPass(d.reader());
     }
     writer_->HeapDumpEnd();
+    CollectCounts();
     stats_.classes = classes_->size();
     stats_.hprof_bytes = writer_->bytes_written();
     stats_.segments = writer_->segments();
@@ -129,6 +138,7 @@ class Converter {
       t.plan = std::move(plan);
       if (t.plan.regular == Shape::kInstance) {
         t.instance_class = classes_->Add(t.plan.name, std_->object(), t.plan.specs, t.plan.instance_size);
+        t.data_size = classes_->DataSize(t.instance_class);
       }
       if (t.plan.regular == Shape::kWordArray || t.plan.array == Shape::kWordArray) {
         t.array_class = classes_->Add("[L" + t.plan.name + ";", std_->object(), {});
@@ -280,10 +290,19 @@ class Converter {
     return v;
   }
 
-  void Count(uint64_t type, Id cls, const std::string& name) {
-    auto [it, inserted] = class_names_.try_emplace(cls, std::string());
-    if (inserted) it->second = DisplayName(name);
-    ++stats_.classes_by_type[{type, it->second}];
+  void CollectCounts() {
+    auto& out = stats_.classes_by_type;
+    for (const auto& [id, t] : types_) {
+      const std::string prim = hp::PrimitiveArrayClassName(t.plan.prim);
+      const std::string names[3] = {t.plan.name, "[L" + t.plan.name + ";", prim};
+      for (int s = 0; s < 3; ++s) {
+        if (t.counts[s] != 0) out[{id, DisplayName(names[s])}] += t.counts[s];
+      }
+    }
+    for (const auto& [id, c] : untyped_) {
+      if (c.arrays != 0) out[{id, DisplayName("[L(untyped);")}] += c.arrays;
+      if (c.bytes != 0) out[{id, DisplayName("[B")}] += c.bytes;
+    }
   }
 
   void Object(format::Reader& reader, const format::Record& r) {
@@ -294,18 +313,14 @@ class Converter {
                                 "object " + HexAddr(o.addr) + " starts where an earlier object starts");
     }
     auto it = o.type == 0 ? types_.end() : types_.find(o.type);
-    if (it == types_.end()) return Untyped(reader, o);
+    if (it == types_.end()) return Untyped(reader, o, untyped_[o.type]);
     PlannedType& t = it->second;
-    switch (o.kind == format::kObjRegular ? t.plan.regular : t.plan.array) {
-      case Shape::kInstance:
-        Count(o.type, t.instance_class, t.plan.name);
-        return Instance(reader, o, t);
-      case Shape::kWordArray:
-        Count(o.type, t.array_class, "[L" + t.plan.name + ";");
-        return Words(reader, o, t.array_class, t.plan.pointer_words);
-      case Shape::kPrimitiveArray:
-        Count(o.type, std_->primitive_array(t.plan.prim), hp::PrimitiveArrayClassName(t.plan.prim));
-        return Primitives(reader, o, t.plan.prim);
+    const Shape shape = o.kind == format::kObjRegular ? t.plan.regular : t.plan.array;
+    ++t.counts[static_cast<int>(shape)];
+    switch (shape) {
+      case Shape::kInstance: return Instance(reader, o, t);
+      case Shape::kWordArray: return Words(reader, o, t.array_class, t.plan.pointer_words);
+      case Shape::kPrimitiveArray: return Primitives(reader, o, t.plan.prim);
     }
   }
 
@@ -322,22 +337,20 @@ class Converter {
       });
       payload = prefix_;
     }
-    data_.clear();
-    uint8_t field[8];
+    data_.assign(t.data_size, 0);
+    uint8_t* out = data_.data();
     for (const FieldPlan& f : plan.fields) {
-      std::memset(field, 0, sizeof field);
       const bool inside = f.offset < payload.size() && payload.size() - f.offset >= f.size;
       if (f.pointer) {
-        const Id target = inside ? catalog_.index().Find(Word(payload.data() + f.offset)) : 0;
-        Be(field, target, 8);
-        data_.insert(data_.end(), field, field + 8);
+        Be(out, inside ? catalog_.index().Find(Word(payload.data() + f.offset)) : 0, 8);
+        out += 8;
         continue;
       }
       if (inside && !o_.redact) {
         const uint8_t* src = payload.data() + f.offset;
-        for (uint32_t i = 0; i < f.size; ++i) field[i] = big_ ? src[i] : src[f.size - 1 - i];
+        for (uint32_t i = 0; i < f.size; ++i) out[i] = big_ ? src[i] : src[f.size - 1 - i];
       }
-      data_.insert(data_.end(), field, field + f.size);
+      out += f.size;
     }
     writer_->Instance(o.addr, kEmptyTrace, t.instance_class, data_);
     ++stats_.instances;
@@ -414,10 +427,10 @@ class Converter {
 
   // No layout: an object array when some aligned word points into a dumped
   // object, else byte[]. Objects too large to look at twice are taken as arrays.
-  void Untyped(format::Reader& reader, const format::ObjectRecord& o) {
+  void Untyped(format::Reader& reader, const format::ObjectRecord& o, UntypedCounts& counts) {
     static const std::vector<bool> kAll{true};
     if (o.size > kWholePayload) {
-      Count(o.type, untyped_array_, "[L(untyped);");
+      ++counts.arrays;
       return Words(reader, o, untyped_array_, kAll);
     }
     const std::span<const uint8_t> payload = reader.Payload(kWholePayload);
@@ -429,12 +442,12 @@ class Converter {
       any |= ids_buf_[i] != 0;
     }
     if (any) {
-      Count(o.type, untyped_array_, "[L(untyped);");
+      ++counts.arrays;
       writer_->ObjectArray(o.addr, kEmptyTrace, untyped_array_, ids_buf_);
       ++stats_.object_arrays;
       return;
     }
-    Count(o.type, std_->primitive_array(hp::Type::kByte), "[B");
+    ++counts.bytes;
     const uint64_t length = CapLength(payload.size(), 1);
     writer_->BeginPrimitiveArray(o.addr, kEmptyTrace, hp::Type::kByte, static_cast<uint32_t>(length));
     if (o_.redact) {
@@ -478,7 +491,7 @@ class Converter {
   std::vector<ThreadOut> threads_;
   std::unordered_map<uint64_t, FrameRoot> frame_roots_;  // frame sp -> thread and depth
   std::unordered_set<uint64_t> seen_duplicates_;
-  std::unordered_map<Id, std::string> class_names_;
+  std::unordered_map<uint64_t, UntypedCounts> untyped_;  // by type id
   std::vector<uint8_t> prefix_, data_, bytes_buf_;
   std::vector<Id> ids_buf_;
 };
