@@ -308,13 +308,19 @@ class Converter {
   void Object(format::Reader& reader, const format::Record& r) {
     const format::ObjectRecord& o = r.object;
     ++stats_.objects;
-    if (catalog_.duplicates().contains(o.addr) && !seen_duplicates_.insert(o.addr).second) {
+    if (!catalog_.duplicates().empty() && catalog_.duplicates().contains(o.addr) &&
+        !seen_duplicates_.insert(o.addr).second) {
       throw format::FormatError(r.offset, "kind 1 (object)",
                                 "object " + HexAddr(o.addr) + " starts where an earlier object starts");
     }
-    auto it = o.type == 0 ? types_.end() : types_.find(o.type);
-    if (it == types_.end()) return Untyped(reader, o, untyped_[o.type]);
-    PlannedType& t = it->second;
+    // Consecutive objects often share a type: skip the hash lookup then.
+    if (o.type != last_type_id_ || last_type_ == nullptr) {
+      auto it = o.type == 0 ? types_.end() : types_.find(o.type);
+      if (it == types_.end()) return Untyped(reader, o, untyped_[o.type]);
+      last_type_id_ = o.type;
+      last_type_ = &it->second;
+    }
+    PlannedType& t = *last_type_;
     const Shape shape = o.kind == format::kObjRegular ? t.plan.regular : t.plan.array;
     ++t.counts[static_cast<int>(shape)];
     switch (shape) {
@@ -492,6 +498,8 @@ class Converter {
   std::unordered_map<uint64_t, FrameRoot> frame_roots_;  // frame sp -> thread and depth
   std::unordered_set<uint64_t> seen_duplicates_;
   std::unordered_map<uint64_t, UntypedCounts> untyped_;  // by type id
+  uint64_t last_type_id_ = 0;
+  PlannedType* last_type_ = nullptr;
   std::vector<uint8_t> prefix_, data_, bytes_buf_;
   std::vector<Id> ids_buf_;
 };
