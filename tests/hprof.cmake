@@ -24,18 +24,18 @@ if(TARGET dumptohprof AND TARGET readdump)
   # Segment splitting on a real reader: 1 MiB segments.
   add_test(NAME hprof_visualvm_segments COMMAND ${_check} ${_h}/many.dump ${_h}/many --segment-mb 1)
   set_tests_properties(hprof_visualvm_kinds hprof_visualvm_zstd hprof_visualvm_segments PROPERTIES
-    FIXTURES_REQUIRED hprof_dumps LABELS "integration;no_asan" TIMEOUT 300)
+    FIXTURES_REQUIRED hprof_dumps LABELS integration TIMEOUT 600)
 
   # The testdata dumps of readdump.
   add_test(NAME hprof_visualvm_testdata_full COMMAND ${_check} ${PROJECT_SOURCE_DIR}/testdata/full.dump ${_h}/full)
-  set_tests_properties(hprof_visualvm_testdata_full PROPERTIES LABELS "integration;no_asan" TIMEOUT 300)
+  set_tests_properties(hprof_visualvm_testdata_full PROPERTIES LABELS integration TIMEOUT 600)
   # The example program's dump.
   if(TARGET sample_dump)
     add_test(NAME hprof_visualvm_sample_dump COMMAND sh -c
       "mkdir -p ${_h} && $<TARGET_FILE:sample_dump> ${_h}/sample.dump --nodes 5000 >/dev/null && \
        ${CMAKE_CURRENT_SOURCE_DIR}/hprof/heap_check.sh $<TARGET_FILE:dumptohprof> $<TARGET_FILE:readdump> \
        ${_h}/sample.dump ${_h}/sample")
-    set_tests_properties(hprof_visualvm_sample_dump PROPERTIES LABELS "integration;no_asan" TIMEOUT 300)
+    set_tests_properties(hprof_visualvm_sample_dump PROPERTIES LABELS integration TIMEOUT 600)
   endif()
   if(TARGET heap_dump_example)
     add_test(NAME hprof_visualvm_heap_dump_example COMMAND sh -c
@@ -43,6 +43,16 @@ if(TARGET dumptohprof AND TARGET readdump)
        ${CMAKE_CURRENT_SOURCE_DIR}/hprof/heap_check.sh $<TARGET_FILE:dumptohprof> $<TARGET_FILE:readdump> \
        ${_h}/example.dump ${_h}/example")
     set_tests_properties(hprof_visualvm_heap_dump_example PROPERTIES LABELS "integration;no_asan" TIMEOUT 300)
+  endif()
+
+  # The independent checker of ../shared, when the checkout has it (the
+  # project's own tests above do not need it).
+  get_filename_component(_shared_check ${PROJECT_SOURCE_DIR}/../shared/tools/hprof-check/hprof-check.sh ABSOLUTE)
+  if(EXISTS ${_shared_check})
+    add_test(NAME hprof_shared_check_kinds COMMAND sh -c
+      "mkdir -p ${_h}/shared && $<TARGET_FILE:dumptohprof> -q ${_h}/kinds.dump ${_h}/shared/kinds.hprof &&        ${_shared_check} ${_h}/shared/kinds.hprof > ${_h}/shared/kinds.out 2>&1; rc=$?; cat ${_h}/shared/kinds.out;        [ $rc -eq 0 ] && grep -q '^RESULT: OK' ${_h}/shared/kinds.out && ! grep -q '^PROBLEM' ${_h}/shared/kinds.out")
+    set_tests_properties(hprof_shared_check_kinds PROPERTIES FIXTURES_REQUIRED hprof_dumps LABELS integration
+      TIMEOUT 600)
   endif()
 
   add_test(NAME hprof_cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/hprof/cli_test.sh $<TARGET_FILE:dumptohprof>
