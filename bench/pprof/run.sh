@@ -14,6 +14,8 @@ ALLOC=$B/bench/pprof/bench_pprof_alloc
 CPU=$B/bench/pprof/bench_pprof_cpu
 DUMP=$B/libdump/libdump.so
 PROF=$B/samplers/libdumpprof.so
+OPS=${OPS:-10000000}      # malloc+free pairs per heap run
+WORK=${WORK:-1000000000}  # iterations per thread per CPU run
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
@@ -31,20 +33,20 @@ run() {  # run NAME ENV... -- CMD...: prints the median of REPS runs
 pct() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%+.1f%%", (b / a - 1) * 100}'; }
 
 echo "== heap: ns (CPU) per malloc+free, median of $REPS"
-run libdump_off LD_PRELOAD=$DUMP -- $ALLOC
-run libdump_512k LD_PRELOAD="$DUMP $PROF" LIBDUMP_HEAPPROFILE=$T/h.pprof LIBDUMP_MEMPROFILE_RATE=524288 -- $ALLOC
-run jemalloc LD_PRELOAD=$LIB/libjemalloc.so.2 MALLOC_CONF=prof:false -- $ALLOC
-run jemalloc_prof LD_PRELOAD=$LIB/libjemalloc.so.2 MALLOC_CONF=prof:true,prof_prefix:$T/je -- $ALLOC
-run tcmalloc LD_PRELOAD=$LIB/libtcmalloc.so.4 -- $ALLOC
-run tcmalloc_heapprofile LD_PRELOAD=$LIB/libtcmalloc.so.4 HEAPPROFILE=$T/gp HEAP_PROFILE_ALLOCATION_INTERVAL=0 -- $ALLOC
+run libdump_off LD_PRELOAD=$DUMP -- $ALLOC $OPS
+run libdump_512k LD_PRELOAD="$DUMP $PROF" LIBDUMP_HEAPPROFILE=$T/h.pprof LIBDUMP_MEMPROFILE_RATE=524288 -- $ALLOC $OPS
+run jemalloc LD_PRELOAD=$LIB/libjemalloc.so.2 MALLOC_CONF=prof:false -- $ALLOC $OPS
+run jemalloc_prof LD_PRELOAD=$LIB/libjemalloc.so.2 MALLOC_CONF=prof:true,prof_prefix:$T/je -- $ALLOC $OPS
+run tcmalloc LD_PRELOAD=$LIB/libtcmalloc.so.4 -- $ALLOC $OPS
+run tcmalloc_heapprofile LD_PRELOAD=$LIB/libtcmalloc.so.4 HEAPPROFILE=$T/gp HEAP_PROFILE_ALLOCATION_INTERVAL=0 -- $ALLOC $OPS
 echo "libdump 512 KiB sampling overhead:   $(pct $R_libdump_off $R_libdump_512k)"
 echo "jemalloc prof:true overhead:         $(pct $R_jemalloc $R_jemalloc_prof)"
 echo "gperftools HEAPPROFILE overhead:     $(pct $R_tcmalloc $R_tcmalloc_heapprofile)"
 
 echo "== cpu: CPU seconds for fixed 2-thread work, median of $REPS"
-run none X=1 -- $CPU
-run libdump_100hz LD_PRELOAD=$PROF LIBDUMP_CPUPROFILE=$T/c.pprof -- $CPU
-run gperftools_100hz LD_PRELOAD=$LIB/libprofiler.so.0 CPUPROFILE=$T/g.prof CPUPROFILE_FREQUENCY=100 -- $CPU
+run none X=1 -- $CPU $WORK
+run libdump_100hz LD_PRELOAD=$PROF LIBDUMP_CPUPROFILE=$T/c.pprof -- $CPU $WORK
+run gperftools_100hz LD_PRELOAD=$LIB/libprofiler.so.0 CPUPROFILE=$T/g.prof CPUPROFILE_FREQUENCY=100 -- $CPU $WORK
 echo "libdump CPU profiling overhead:      $(pct $R_none $R_libdump_100hz)"
 echo "gperftools CPU profiling overhead:   $(pct $R_none $R_gperftools_100hz)"
 go tool pprof -symbolize=none -top "$T/c.pprof" 2>/dev/null | sed -n '1,8p' || true
