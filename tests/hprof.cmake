@@ -26,6 +26,14 @@ if(TARGET dumptohprof AND TARGET readdump)
   set_tests_properties(hprof_visualvm_kinds hprof_visualvm_zstd hprof_visualvm_segments PROPERTIES
     FIXTURES_REQUIRED hprof_dumps LABELS integration TIMEOUT 600)
 
+  # The hprof writer alone, as a non-Java producer uses it (format/hprof/hprof_synthetic.cc).
+  add_test(NAME hprof_visualvm_writer_synthetic COMMAND sh -c
+    "mkdir -p ${_h}/synthetic && $<TARGET_FILE:hprof_synthetic> ${_h}/synthetic/synthetic.hprof >/dev/null && \
+     ${CMAKE_CURRENT_SOURCE_DIR}/hprof/heap_check.sh $<TARGET_FILE:dumptohprof> $<TARGET_FILE:readdump> \
+     ${_h}/synthetic/synthetic.hprof ${_h}/synthetic -- --threads 1 --frames 2 \
+     --roots 'Java frame=1' --roots 'JNI global=1' --roots 'thread object=1' --roots unknown=2")
+  set_tests_properties(hprof_visualvm_writer_synthetic PROPERTIES LABELS integration TIMEOUT 600)
+
   # The testdata dumps of readdump.
   add_test(NAME hprof_visualvm_testdata_full COMMAND ${_check} ${PROJECT_SOURCE_DIR}/testdata/full.dump ${_h}/full)
   set_tests_properties(hprof_visualvm_testdata_full PROPERTIES LABELS integration TIMEOUT 600)

@@ -2,6 +2,7 @@
 # Converts DUMP with dumptohprof and checks the result with VisualVM's heap
 # library (HeapCheck.java) against readdump's histogram and thread summary.
 #   heap_check.sh DUMPTOHPROF READDUMP DUMP WORKDIR [dumptohprof options] [-- HeapCheck options]
+# A DUMP ending in .hprof is checked as it is, with the HeapCheck options only.
 # Fails (exit 1) when the VisualVM jar is missing: set-up installs it.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,6 +22,9 @@ hprof="$work/$name.hprof"
 if [ ! -f "$work/classes/HeapCheck.class" ] || [ "$here/HeapCheck.java" -nt "$work/classes/HeapCheck.class" ]; then
   javac -d "$work/classes" -cp "$jar" "$here/HeapCheck.java"
 fi
+case $dump in
+  *.hprof) exec java -Xmx2g -cp "$jar:$work/classes" HeapCheck "$dump" "$@" ;;
+esac
 # shellcheck disable=SC2086
 "$dumptohprof" -q $conv_opts --class-map "$work/$name.map" "$dump" "$hprof"
 "$readdump" --histogram --top 1000000000 "$dump" > "$work/$name.hist"
