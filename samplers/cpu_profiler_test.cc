@@ -46,7 +46,7 @@ int64_t ProcessCpuNs() {
     const int64_t end = ThreadCpuNs() + ns;                              \
     volatile uint64_t x = 1;                                             \
     while (ThreadCpuNs() < end) {                                        \
-      for (int i = 0; i < 20000; ++i) x = x * (K) + 1;       \
+      for (int i = 0; i < 200000; ++i) x = x * (K) + 1;       \
     }                                                                    \
     return x;                                                            \
   }
@@ -56,8 +56,11 @@ DEFINE_BURNER(SerialBurn, 6364136223846793009ULL)
 DEFINE_BURNER(ShortLivedBurn, 6364136223846793011ULL)
 DEFINE_BURNER(PreexistingBurn, 6364136223846793013ULL)
 
-// Not a tail call (the +1), so this frame stays on the stack under SpinAlpha.
+// Not tail calls (the +1), so these frames stay on the stack under the
+// spinners. Samples are counted by them: a sample taken inside the
+// clock_gettime syscall stub (no frame pointer) skips the spinner's own frame.
 __attribute__((noipa)) uint64_t CallerOfAlpha(int64_t ns) { return SpinAlpha(ns) + 1; }
+__attribute__((noipa)) uint64_t CallerOfBeta(int64_t ns) { return SpinBeta(ns) + 1; }
 
 DecodedProfile Profile(const TempFile& f) { return Decode(f.Contents()); }
 
@@ -67,7 +70,7 @@ TEST(CPUProfiler, TwoThreadsInDifferentFunctionsSplitEvenly) {
   const int64_t cpu0 = ProcessCpuNs();
   ASSERT_TRUE(StartCPUProfile(f.fd()));
   std::thread a([] { CallerOfAlpha(600000000); });
-  std::thread b([] { SpinBeta(600000000); });
+  std::thread b([] { CallerOfBeta(600000000); });
   a.join();
   b.join();
   const int64_t cpu = ProcessCpuNs() - cpu0;
@@ -75,7 +78,7 @@ TEST(CPUProfiler, TwoThreadsInDifferentFunctionsSplitEvenly) {
   const DecodedProfile p = Profile(f);
   ASSERT_EQ(p.sample_types, (std::vector<std::string>{"samples", "cpu"}));
   EXPECT_EQ(p.period, 10000000);
-  const int64_t alpha = p.Total("samples", "SpinAlpha"), beta = p.Total("samples", "SpinBeta");
+  const int64_t alpha = p.Total("samples", "CallerOfAlpha"), beta = p.Total("samples", "CallerOfBeta");
   // 60 samples each, +-1 of quantisation: the split is 50/50 within 5%.
   EXPECT_NEAR(static_cast<double>(alpha) / static_cast<double>(alpha + beta), 0.5, 0.05) << alpha << " vs " << beta;
   EXPECT_NEAR(alpha, 60, 3);
