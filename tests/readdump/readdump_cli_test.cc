@@ -12,7 +12,6 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -166,10 +165,9 @@ std::vector<uint64_t> RecordStarts(const std::string& dump_path) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   std::vector<uint64_t> starts;
   std::istringstream lines(r.out);
-  const std::regex at(R"(^\S+ at=(\d+))");
   for (std::string line; std::getline(lines, line);) {
-    std::smatch m;
-    if (std::regex_search(line, m, at)) starts.push_back(std::stoull(m[1]));
+    const size_t at = line.find(" at=");
+    if (at != std::string::npos) starts.push_back(std::stoull(line.substr(at + 4)));
   }
   return starts;
 }
@@ -396,8 +394,10 @@ TEST(ReaddumpCli, GoldenOutputs) {
     EXPECT_EQ(r.out, want);
     EXPECT_EQ(r.err, "");
     // Validation problems are the one expected failure.
-    const bool invalid = std::regex_search(want, std::regex(": [0-9]+ problems?\n")) ||
-                         want.find("\"valid\": false") != std::string::npos;
+    const bool text_problems = (want.find(" problem\n") != std::string::npos ||
+                                want.find(" problems\n") != std::string::npos) &&
+                               want.find("ok, no problems\n") == std::string::npos;
+    const bool invalid = text_problems || want.find("\"valid\": false") != std::string::npos;
     EXPECT_EQ(r.exit_code, invalid ? 1 : 0);
   }
 }
