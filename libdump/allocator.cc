@@ -11,6 +11,7 @@
 #include "heap_walk.h"
 #include "lock.h"
 #include "page_heap.h"
+#include "libdump/profiler.h"
 
 // Provided by malloc_interpose.cc when libdump is the process's malloc:
 // memory the dynamic loader allocated before libdump existed.
@@ -82,11 +83,14 @@ uint64_t Mix(uint64_t x) {
 int64_t NextSampleCountdown(ThreadHeap* h) {
   const int64_t interval = g_sample_interval.load(std::memory_order_relaxed);
   if (interval <= 0) return INT64_MAX;
-  // Jitter keeps periodic allocation patterns from always sampling the same site.
+  // An exponential distance makes each byte equally likely to be sampled
+  // whatever came before it, which is what lets the profiler unbias a sample
+  // of s bytes by 1/(1-exp(-s/interval)) (docs/sampling.md); a uniform
+  // distance would not. The xorshift state is drawn fresh from a hashed counter.
   static std::atomic<uint64_t> seed{0x9e3779b97f4a7c15ULL};
-  const uint64_t r = Mix(seed.fetch_add(0x9e3779b97f4a7c15ULL, std::memory_order_relaxed) ^
-                         reinterpret_cast<uintptr_t>(h));
-  return interval / 2 + static_cast<int64_t>(r % static_cast<uint64_t>(interval));
+  uint64_t state = Mix(seed.fetch_add(0x9e3779b97f4a7c15ULL, std::memory_order_relaxed) ^
+                       reinterpret_cast<uintptr_t>(h)) | 1;
+  return NextSampleDistance(&state, interval);
 }
 
 void MarkSampled(void* p, size_t size) {

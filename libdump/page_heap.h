@@ -44,7 +44,7 @@ class PageHeap {
   // buffers does not fault them in again every time.
   static constexpr uint64_t kMinRetainBytes = uint64_t{64} << 20;
   uint64_t retain_limit() const {
-    const uint64_t share = in_use_bytes();
+    const uint64_t share = in_use_bytes() / 8;
     return share > kMinRetainBytes ? share : kMinRetainBytes;
   }
 

@@ -57,7 +57,7 @@ struct Span {
   uint32_t used = 0;  // owner only: slots live or reserved in the owner's cache
   // Owner only: a local free that leaves `used` at or below this goes to the
   // slow path (1 to give back an empty span; higher on the full list, where
-  // the span waits until a quarter of it is free: a sparse bitmap would cost a
+  // the span waits until an eighth of it is free: a sparse bitmap would cost a
   // refill per allocation).
   uint32_t slow_at = 1;
   std::atomic<SpanExtra*> extra{nullptr};

@@ -52,9 +52,9 @@ Span* NewSmallSpan(ThreadHeap* h, int c) {
   return s;
 }
 
-// A span on the full list becomes worth allocating from again once a quarter
+// A span on the full list becomes worth allocating from again once an eighth
 // of it is free.
-uint32_t FullThreshold(const Span* s) { return s->nslots - (s->nslots + 3) / 4; }
+uint32_t FullThreshold(const Span* s) { return s->nslots - (s->nslots + 7) / 8; }
 
 // A span of the class with a free slot, owned by h, in no list.
 Span* FindSpan(ThreadHeap* h, int c) {
