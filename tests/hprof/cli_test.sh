@@ -15,7 +15,7 @@ check "no arguments: exit 2" "[ $? -eq 2 ]"
 "$tool" --bogus "$good" "$work/x.hprof" > /dev/null 2>&1
 check "unknown option: exit 2" "[ $? -eq 2 ]"
 "$tool" "$work/missing.dump" "$work/x.hprof" 2> "$work/err"
-check "missing input: exit 1" "[ $? -eq 1 ] && [ ! -e '$work/x.hprof' ]"
+check "missing input: exit 1, one line" "[ $? -eq 1 ] && [ ! -e '$work/x.hprof' ] && grep -q '^$work/missing.dump: cannot open: ' '$work/err'"
 
 # Truncated in the middle of the object records: one line FILE:OFFSET: kind K ...
 size=$(wc -c < "$good")

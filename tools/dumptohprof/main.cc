@@ -119,10 +119,13 @@ int main(int argc, char** argv) {
   options.max_segment = segment_mb << 20;
   options.timestamp_ms = MtimeMs(dump);
   struct stat st;
-  const bool regular = ::stat(dump.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-  if (!regular) {
+  if (::stat(dump.c_str(), &st) != 0) {
+    std::cerr << dump << ": cannot open: " << std::strerror(errno) << "\n";
+    return kExitInvalid;
+  }
+  if (!S_ISREG(st.st_mode)) {
     std::cerr << dump << ": not a regular file (dumptohprof reads it twice)\n";
-    return ::access(dump.c_str(), F_OK) == 0 ? kExitUsage : kExitInvalid;
+    return kExitUsage;
   }
 
   dumptohprof::ProgressLine progress(!quiet && ::isatty(STDERR_FILENO));
