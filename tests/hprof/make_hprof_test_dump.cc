@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
     w.Object({untyped_ptr, 0, kObjRegular, 32}, p.bytes.data());
   }
   w.Object({untyped_str, 0, kObjRegular, secret.size() + 1}, secret.c_str());
-  w.Object({empty, 0, kObjRegular, 0}, nullptr);
+  w.Object({empty, 0, kObjRegular, 0}, "");  // not null: the writer memcpys it
 
   // Defined after its objects, as WriteHeapDump does for RTTI-named classes.
   w.Type({kShape, 24, "app::Circle", false, {}});

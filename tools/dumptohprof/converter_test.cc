@@ -262,7 +262,7 @@ TEST(Converter, BadDumpsThrowWithTheRecordOffset) {
     EXPECT_NE(std::string(e.what()).find("kind 1 (object)"), std::string::npos);
   }
   TempDump zero;
-  zero.Write([](Writer& w) { w.Object({0, 0, kObjRegular, 0}, nullptr); });
+  zero.Write([](Writer& w) { w.Object({0, 0, kObjRegular, 0}, ""); });
   EXPECT_THROW(Convert(zero.path(), out, {}), FormatError);
 }
 
