@@ -43,6 +43,7 @@ void Writer::U(uint64_t v) {
 }
 
 void Writer::Bytes(const void* p, size_t n) {
+  if (n == 0) return;  // p may then be null, which memcpy does not allow
   if (static_cast<size_t>(end_ - pos_) >= n) {
     std::memcpy(pos_, p, n);
     pos_ += n;
