@@ -1,6 +1,6 @@
-#include <cstring>
-
 #include "libdump/typed.h"
+
+#include <cstring>
 
 #include "allocator.h"
 #include "lock.h"
