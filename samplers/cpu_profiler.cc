@@ -253,8 +253,11 @@ bool StopCPUProfile() {
   Drain(*s);
   g.unlock();
   const bool ok = WriteProfile(*s);
-  // The engine may still be referenced by a thread exit racing the stop.
-  s->engine.release();
+  // The engine may still be referenced by a thread exit racing the stop, so
+  // it is retired rather than freed: kept reachable (not a leak), one per
+  // profiling session.
+  static auto* retired = new std::vector<std::unique_ptr<TimerEngine>>;
+  retired->push_back(std::move(s->engine));
   delete s;
   return ok;
 }
