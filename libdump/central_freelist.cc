@@ -41,7 +41,7 @@ Span* Adopt(ThreadHeap* h, int size_class) {
   Span* s = l.spans.front();
   for (int n = 0; s != nullptr && n < kAdoptScan; ++n) {
     Span* next = s->next;
-    CollectRemote(s);
+    CollectRemote(s, /*force=*/true);
     if (s->used == 0) {
       l.spans.Remove(s);
       ReleaseSmallSpan(s);

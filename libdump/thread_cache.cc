@@ -88,7 +88,7 @@ Span* FindSpan(ThreadHeap* h, int c) {
 
 // Gives up a span the heap no longer wants to own.
 void Dispose(Span* s) {
-  CollectRemote(s);
+  CollectRemote(s, /*force=*/true);
   s->slow_at = 1;
   if (s->used == 0) {
     ReleaseSmallSpan(s);
@@ -99,8 +99,8 @@ void Dispose(Span* s) {
 
 }  // namespace
 
-void CollectRemote(Span* s) {
-  if (s->remote_pending.load(std::memory_order_relaxed) == 0) return;
+void CollectRemote(Span* s, bool force) {
+  if (!force && s->remote_pending.load(std::memory_order_relaxed) == 0) return;
   s->remote_pending.exchange(0, std::memory_order_acquire);
   for (uint32_t w = 0; w < s->nwords(); ++w) {
     const uint64_t r = s->remote[w].load(std::memory_order_acquire);
@@ -191,14 +191,18 @@ void RemoteFree(ThreadHeap* h, Span* s, uint32_t i) {
   const void* addr = reinterpret_cast<void*>(s->SlotAddress(i));
   if (!(s->live[i >> 6].load(std::memory_order_acquire) & m)) Fatal("double free", addr);
   ClearExtras(s, i);
-  if (s->remote[i >> 6].fetch_or(m, std::memory_order_acq_rel) & m) Fatal("double free", addr);
+  // Announce, then publish: once the remote bit is set the owner may collect
+  // it, find the span empty, release it and recycle its Span object, so
+  // nothing of the span is touched after the fetch_or. An owner that collects
+  // between the two steps misses this bit until the next announcement (or
+  // until the span is disposed of, which collects unconditionally).
   const int c = s->size_class;
-  // The owner hears of a span once per batch of remote frees, not per free.
-  if (s->remote_pending.fetch_add(1, std::memory_order_release) == 0) {
+  if (s->remote_pending.fetch_add(1, std::memory_order_acq_rel) == 0) {
     if (ThreadHeap* owner = s->owner.load(std::memory_order_acquire)) {
       owner->remote_hint[c].store(1, std::memory_order_relaxed);
     }
   }
+  if (s->remote[i >> 6].fetch_or(m, std::memory_order_acq_rel) & m) Fatal("double free", addr);
   if (h != nullptr) {
     auto& frees = h->cache[c].frees;
     frees.store(frees.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);

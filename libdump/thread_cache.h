@@ -57,7 +57,9 @@ bool Refill(ThreadHeap* h, int size_class);
 
 // Folds remote frees into live bits. The caller owns the span (or holds its
 // orphan list's lock).
-void CollectRemote(Span* s);
+// force: also when no remote free was announced (one may have been published
+// after the last announcement was consumed).
+void CollectRemote(Span* s, bool force = false);
 
 // Frees a small-span slot owned by h / owned by another heap or no heap.
 // The slot is known to be a slot start.

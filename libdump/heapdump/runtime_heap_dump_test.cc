@@ -145,7 +145,7 @@ TEST(RuntimeHeapDump, TypedPolymorphicAndPlainObjects) {
 TEST(RuntimeHeapDump, ConsistentWhileThreadsMutate) {
   constexpr int kThreads = 3, kLength = 500;
   std::atomic<bool> quit{false};
-  std::atomic<uint64_t> ops{0};
+  std::atomic<int> full_lists{0};  // threads whose list reached kLength
   std::vector<std::thread> mutators;
   for (int t = 0; t < kThreads; ++t) {
     mutators.emplace_back([&, t] {
@@ -158,7 +158,8 @@ TEST(RuntimeHeapDump, ConsistentWhileThreadsMutate) {
         if (head != nullptr) head->other = n;  // doubly linked: other = previous
         head = n;
         if (tail == nullptr) tail = n;
-        if (++length > kLength) {
+        if (++length == kLength) full_lists.fetch_add(1);
+        if (length > kLength) {
           ListNode* prev = tail->other;
           prev->next = nullptr;  // unlink first: nothing reachable points at a freed node
           libdump::destroy(tail);
@@ -166,7 +167,6 @@ TEST(RuntimeHeapDump, ConsistentWhileThreadsMutate) {
           --length;
         }
         free(malloc(1 + rng() % 300));
-        ops.fetch_add(1, std::memory_order_relaxed);
       }
       while (head != nullptr) {
         ListNode* next = head->next;
@@ -175,7 +175,7 @@ TEST(RuntimeHeapDump, ConsistentWhileThreadsMutate) {
       }
     });
   }
-  while (ops.load() < 10000) std::this_thread::yield();
+  while (full_lists.load() < kThreads) std::this_thread::yield();
   size_t typed_seen = 0;
   for (int round = 0; round < 15; ++round) {
     const int fd = TempFile();
