@@ -275,6 +275,8 @@ class Reader::Impl {
   void ReadHeader();
   void DetectCompression();
   void SkipPayload();
+  // The next buffered piece of the pending payload; fails at end of input.
+  std::span<const uint8_t> NextPayloadChunk();
   void DecodeBody(Record& r);
 
   std::unique_ptr<RawInput> raw_;
@@ -357,35 +359,28 @@ void Reader::Impl::SkipPayload() {
     payload_left_ = 0;
     return;
   }
-  while (payload_left_ > 0) {
+  while (payload_left_ > 0) NextPayloadChunk();
+}
+
+std::span<const uint8_t> Reader::Impl::NextPayloadChunk() {
+  if (Available() == 0) {
     Fill(1);
     if (Available() == 0) {
       Fail(payload_offset_, "data: unexpected end of input in a payload of " +
                                 std::to_string(payload_left_) + " more bytes");
     }
-    const size_t k = static_cast<size_t>(std::min<uint64_t>(payload_left_, Available()));
-    pos_ += k;
-    payload_left_ -= k;
   }
+  const size_t k = static_cast<size_t>(std::min<uint64_t>(payload_left_, Available()));
+  const std::span<const uint8_t> s(pos_, k);
+  pos_ += k;
+  payload_left_ -= k;
+  return s;
 }
 
 void Reader::Impl::ReadPayload(const std::function<void(std::span<const uint8_t>)>& chunk) {
   if (payload_taken_) throw std::logic_error("ReadPayload: no object payload pending");
   payload_taken_ = true;
-  while (payload_left_ > 0) {
-    if (Available() == 0) {
-      Fill(1);
-      if (Available() == 0) {
-        Fail(payload_offset_, "data: unexpected end of input in a payload of " +
-                                  std::to_string(payload_left_) + " more bytes");
-      }
-    }
-    const size_t k = static_cast<size_t>(std::min<uint64_t>(payload_left_, Available()));
-    const std::span<const uint8_t> s(pos_, k);
-    pos_ += k;
-    payload_left_ -= k;
-    chunk(s);
-  }
+  while (payload_left_ > 0) chunk(NextPayloadChunk());
 }
 
 std::span<const uint8_t> Reader::Impl::Payload(size_t max) {
