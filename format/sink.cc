@@ -32,6 +32,34 @@ void FdSink::Write(const void* data, size_t n) {
   }
 }
 
+void FdSink::Writev(iovec* iov, int n) {
+  while (error_ == 0 && n > 0) {
+    const ssize_t w = ::writev(fd_, iov, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return SetError(errno);
+    }
+    if (w == 0) return SetError(ENOSPC);
+    bytes_ += static_cast<uint64_t>(w);
+    // Skip what went out; a piece written in part is continued from its middle.
+    for (size_t left = static_cast<size_t>(w); left > 0;) {
+      if (left >= iov->iov_len) {
+        left -= iov->iov_len;
+        ++iov;
+        --n;
+      } else {
+        iov->iov_base = static_cast<char*>(iov->iov_base) + left;
+        iov->iov_len -= left;
+        left = 0;
+      }
+    }
+    while (n > 0 && iov->iov_len == 0) {
+      ++iov;
+      --n;
+    }
+  }
+}
+
 void OstreamSink::Write(const void* data, size_t n) {
   if (error_ != 0) return;
   out_.write(static_cast<const char*>(data), static_cast<std::streamsize>(n));

@@ -18,18 +18,29 @@ Writer::Writer(Sink& sink, WriterOptions options)
     : sink_(sink), options_(options) {
   if (options_.buffer_size < kMinBuffer) options_.buffer_size = kMinBuffer;
   options_.buffer_size = (options_.buffer_size + 4095) & ~size_t{4095};
-  void* p = mmap(nullptr, options_.buffer_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* p = mmap(nullptr, MappingSize(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
   buf_ = static_cast<uint8_t*>(p);
   pos_ = buf_;
+  piece_ = buf_;
   end_ = buf_ + options_.buffer_size;
+  iov_ = reinterpret_cast<iovec*>(end_);
 }
 
-Writer::~Writer() { munmap(buf_, options_.buffer_size); }
+Writer::~Writer() { munmap(buf_, MappingSize()); }
+
+size_t Writer::MappingSize() const { return options_.buffer_size + kMaxIov * sizeof(iovec); }
 
 void Writer::Drain() {
-  sink_.Write(buf_, static_cast<size_t>(pos_ - buf_));
+  if (n_iov_ == 0) {
+    sink_.Write(buf_, static_cast<size_t>(pos_ - buf_));
+  } else {
+    if (pos_ != piece_) iov_[n_iov_++] = {piece_, static_cast<size_t>(pos_ - piece_)};
+    sink_.Writev(iov_, n_iov_);
+    n_iov_ = 0;
+  }
   pos_ = buf_;
+  piece_ = buf_;
 }
 
 void Writer::Flush() {
@@ -42,8 +53,17 @@ void Writer::U(uint64_t v) {
   pos_ += PutUvarint(pos_, v);
 }
 
+void Writer::Gather(const void* p, size_t n) {
+  // Room for the buffer piece before p, p itself, and the piece after it.
+  if (n_iov_ + 3 > kMaxIov) Drain();
+  if (pos_ != piece_) iov_[n_iov_++] = {piece_, static_cast<size_t>(pos_ - piece_)};
+  iov_[n_iov_++] = {const_cast<void*>(p), n};
+  piece_ = pos_;
+}
+
 void Writer::Bytes(const void* p, size_t n) {
   if (n == 0) return;  // p may then be null, which memcpy does not allow
+  if (options_.gather_min != 0 && n >= options_.gather_min) return Gather(p, n);
   if (static_cast<size_t>(end_ - pos_) >= n) {
     std::memcpy(pos_, p, n);
     pos_ += n;

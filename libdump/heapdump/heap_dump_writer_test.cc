@@ -6,12 +6,14 @@
 #include <gtest/gtest.h>
 #include <pthread.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <mutex>
 #include <new>
@@ -162,6 +164,7 @@ class BlockedWorker {
   explicit BlockedWorker(Node* keep) {
     t_ = std::thread([this, keep] {
       pthread_setname_np(pthread_self(), "blocked-worker");
+      tid_ = static_cast<pid_t>(syscall(SYS_gettid));
       Node* volatile held = keep;  // on this thread's stack while it waits
       std::unique_lock<std::mutex> l(mu_);
       ready_ = true;
@@ -169,8 +172,14 @@ class BlockedWorker {
       cv_.wait(l, [this] { return quit_; });
       (void)held;
     });
-    std::unique_lock<std::mutex> l(mu_);
-    cv_.wait(l, [this] { return ready_; });
+    {
+      std::unique_lock<std::mutex> l(mu_);
+      cv_.wait(l, [this] { return ready_; });
+    }
+    // Having released the mutex, the worker may not have reached the futex
+    // wait yet: the test expects it blocked there.
+    const std::string syscall_file = "/proc/self/task/" + std::to_string(tid_) + "/syscall";
+    for (int i = 0; i < 2000 && !InFutexWait(syscall_file); ++i) usleep(1000);
   }
   ~BlockedWorker() {
     {
@@ -182,9 +191,16 @@ class BlockedWorker {
   }
 
  private:
+  static bool InFutexWait(const std::string& syscall_file) {
+    std::ifstream in(syscall_file);
+    long nr = -1;
+    return (in >> nr) && nr == SYS_futex;
+  }
+
   std::mutex mu_;
   std::condition_variable cv_;
   bool ready_ = false, quit_ = false;
+  pid_t tid_ = 0;
   std::thread t_;
 };
 

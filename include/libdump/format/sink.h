@@ -11,6 +11,8 @@
 #include <memory>
 #include <ostream>
 
+#include <sys/uio.h>
+
 namespace libdump::format {
 
 class Sink {
@@ -18,6 +20,11 @@ class Sink {
   virtual ~Sink() = default;
   // Writes all n bytes or records an error.
   virtual void Write(const void* data, size_t n) = 0;
+  // Writes the n pieces in order, as Write would one after the other. May
+  // change the array (a sink advances it over short writes).
+  virtual void Writev(iovec* iov, int n) {
+    for (int i = 0; i < n; ++i) Write(iov[i].iov_base, iov[i].iov_len);
+  }
   // Pushes everything written so far to the underlying fd/stream.
   virtual void Flush() {}
   int error() const { return error_; }
@@ -29,12 +36,13 @@ class Sink {
   uint64_t bytes_ = 0;  // bytes accepted by Write()
 };
 
-// Unbuffered: every Write is a write(2) loop (EINTR retried, short writes
-// continued). The Writer buffers in front of it.
+// Unbuffered: every Write is a write(2) loop and every Writev a writev(2)
+// loop (EINTR retried, short writes continued). The Writer buffers in front.
 class FdSink final : public Sink {
  public:
   explicit FdSink(int fd) : fd_(fd) {}
   void Write(const void* data, size_t n) override;
+  void Writev(iovec* iov, int n) override;
 
  private:
   int fd_;

@@ -1,7 +1,8 @@
 // Writes the heap dump format of docs/FORMAT.md.
 //
 // Buffered in front of a Sink; varints are encoded straight into the buffer and
-// object payloads are copied from memory (large ones bypass the buffer). The
+// object payloads are copied from memory, or, with gather_min set, handed to
+// the sink where they lie as iovecs between the buffer's pieces (writev). The
 // buffer is mapped with mmap, not malloc: a process dumping its own heap must
 // not add objects to it, and writing costs no allocation after construction. In seed-only mode the
 // extension records are silently dropped, so producers need not branch.
@@ -13,6 +14,8 @@
 #include <span>
 #include <string_view>
 
+#include <sys/uio.h>
+
 #include "libdump/format/record.h"
 #include "libdump/format/sink.h"
 
@@ -21,6 +24,11 @@ namespace libdump::format {
 struct WriterOptions {
   bool seed_only = false;          // write no extension record (kinds >= 13)
   size_t buffer_size = 256 << 10;  // mapped once, in the constructor
+  // Payloads of at least this many bytes are not copied: the sink reads them
+  // where they lie, so they must stay unchanged until the next Flush() (a
+  // stopped world: flush before resuming it). 0 copies every payload. Small
+  // payloads are cheaper to copy than to describe with an iovec.
+  size_t gather_min = 0;
 };
 
 class Writer {
@@ -60,17 +68,26 @@ class Writer {
   bool seed_only() const { return options_.seed_only; }
 
  private:
+  size_t MappingSize() const;
   void Reserve(size_t n) { if (end_ - pos_ < static_cast<ptrdiff_t>(n)) Drain(); }
   void Drain();
   void U(uint64_t v);
   void Str(std::string_view s);
   void Bytes(const void* p, size_t n);
+  void Gather(const void* p, size_t n);
+
+  // The pending output is iov_[0, n_iov_) followed by [piece_, pos_) of the
+  // buffer; the iovecs name earlier pieces of the buffer and gathered payloads.
+  static constexpr int kMaxIov = 512;  // below IOV_MAX (1024)
 
   Sink& sink_;
   WriterOptions options_;
   uint8_t* buf_;
   uint8_t* pos_;
   uint8_t* end_;
+  uint8_t* piece_;
+  iovec* iov_;  // in the same mapping as the buffer
+  int n_iov_ = 0;
 };
 
 }  // namespace libdump::format
