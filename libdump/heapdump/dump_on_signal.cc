@@ -16,9 +16,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <string>
 
+#include "dump_to_path.h"
 #include "libdump/heap_dump.h"
 
 namespace libdump {
@@ -38,22 +38,6 @@ int ParseSignal(const char* s) {
   char* end = nullptr;
   const long v = std::strtol(s, &end, 10);
   return *end == '\0' && v > 0 && v < NSIG ? static_cast<int>(v) : 0;
-}
-
-// "%p" -> pid, "%t" -> seconds since the epoch, "%%" -> "%".
-std::string ExpandPath(const char* pattern) {
-  std::string out;
-  for (const char* p = pattern; *p; ++p) {
-    if (*p != '%' || p[1] == '\0') {
-      out += *p;
-      continue;
-    }
-    ++p;
-    if (*p == 'p') out += std::to_string(getpid());
-    else if (*p == 't') out += std::to_string(static_cast<long long>(std::time(nullptr)));
-    else out += *p;
-  }
-  return out;
 }
 
 void OnSignal(int) {
@@ -76,24 +60,15 @@ void* DumperThread(void* arg) {
   const char* zstd = std::getenv("LIBDUMP_HEAPDUMP_ZSTD");
   HeapDumpOptions options;
   options.zstd = zstd != nullptr && std::strcmp(zstd, "1") == 0;
+  const int sig = static_cast<int>(reinterpret_cast<intptr_t>(arg));
+  const char* abbrev = sigabbrev_np(sig);  // null for real-time signals
+  const std::string why = "on signal " + (abbrev ? std::string("SIG") + abbrev : std::to_string(sig));
   for (;;) {
     char byte;
     const ssize_t n = read(g_pipe[0], &byte, 1);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return nullptr;
-    const std::string path = ExpandPath(pattern && *pattern ? pattern : "heap.%p.%t.dump");
-    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) {
-      std::fprintf(stderr, "libdump: cannot create heap dump %s: %s\n", path.c_str(), std::strerror(errno));
-      continue;
-    }
-    const int err = WriteHeapDump(fd, options);
-    close(fd);
-    if (err != 0) {
-      std::fprintf(stderr, "libdump: heap dump %s failed: %s\n", path.c_str(), std::strerror(err));
-    } else {
-      std::fprintf(stderr, "libdump: heap dump written to %s\n", path.c_str());
-    }
+    heapdump::DumpToPath(pattern, options, why.c_str());
   }
 }
 
