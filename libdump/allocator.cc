@@ -33,6 +33,21 @@ std::atomic<int64_t> g_sample_interval{0};
 std::atomic<SampleHook> g_sample_hook{nullptr};
 std::atomic<uint64_t> g_heapless_frees{0};
 std::atomic<uint64_t> g_heapless_free_bytes{0};
+std::atomic<void (*)(size_t)> g_oom_hook{nullptr};
+thread_local bool t_in_oom_hook __attribute__((tls_model("initial-exec"))) = false;
+
+// The system gave no memory for a request of `size` bytes. Callers are
+// outside every section, so the hook may stop the world; a request that fails
+// inside the hook only fails.
+void OutOfMemory(size_t size) {
+  auto hook = g_oom_hook.load(std::memory_order_acquire);
+  if (hook != nullptr && !t_in_oom_hook && t_allocator_depth == 0) {
+    t_in_oom_hook = true;
+    hook(size);
+    t_in_oom_hook = false;
+  }
+  errno = ENOMEM;
+}
 
 void WriteAll(const char* s, size_t n) {
   while (n > 0) {
@@ -116,17 +131,19 @@ void* AllocateLarge(ThreadHeap* h, size_t size, size_t align) {
     AllocatorSection section;
     LockGuard g(g_page_heap.mutex());
     s = g_page_heap.AllocAligned(npages, align_pages);
-    if (s == nullptr) {
-      errno = ENOMEM;
-      return nullptr;
+    if (s != nullptr) {
+      s->slot_size = 0;
+      s->nslots = 1;
+      s->free_flags = 0;
+      s->large_type_id.store(0, std::memory_order_relaxed);
+      s->large_count.store(0, std::memory_order_relaxed);
+      s->large_sampled.store(false, std::memory_order_relaxed);
+      s->state = SpanState::kLarge;
     }
-    s->slot_size = 0;
-    s->nslots = 1;
-    s->free_flags = 0;
-    s->large_type_id.store(0, std::memory_order_relaxed);
-    s->large_count.store(0, std::memory_order_relaxed);
-    s->large_sampled.store(false, std::memory_order_relaxed);
-    s->state = SpanState::kLarge;
+  }
+  if (s == nullptr) {
+    OutOfMemory(size);
+    return nullptr;
   }
   const uint64_t bytes = uint64_t{npages} << kPageShift;
   h->large_mallocs.fetch_add(1, std::memory_order_relaxed);
@@ -245,7 +262,7 @@ void* AllocateSlow(size_t size) {
   const int c = SizeToClass(size);
   ClassCache& cc = h->cache[c];
   if (cc.free_bits == 0 && !Refill(h, c)) {
-    errno = ENOMEM;
+    OutOfMemory(size);
     return nullptr;
   }
   const unsigned b = static_cast<unsigned>(__builtin_ctzll(cc.free_bits));
@@ -344,6 +361,7 @@ void* ReallocateImpl(void* ptr, size_t size) {
 
 void SetSectionExitHook(void (*hook)()) { g_section_exit_hook.store(hook, std::memory_order_release); }
 void SetSampleHook(SampleHook hook) { g_sample_hook.store(hook, std::memory_order_release); }
+void SetOutOfMemoryHook(void (*hook)(size_t)) { g_oom_hook.store(hook, std::memory_order_release); }
 
 }  // namespace libdump::internal
 

@@ -29,4 +29,11 @@ void SetSectionExitHook(void (*hook)());
 using SampleHook = void (*)(void* p, size_t size, bool allocated);
 void SetSampleHook(SampleHook hook);
 
+// Called when a request fails because the system gives no more memory (an
+// arena cannot be mapped), once per failing request, on the requesting
+// thread, before malloc returns null or operator new throws. It runs outside
+// every allocator lock and section, so it may stop the world and walk the
+// heap. A failure inside the hook does not call it again. Null by default.
+void SetOutOfMemoryHook(void (*hook)(size_t requested));
+
 }  // namespace libdump::internal
