@@ -16,7 +16,9 @@ namespace libdump::internal {
 void* AllocateSlow(size_t size);
 void FreeSlow(void* p, Span* s);
 
-inline void* AllocateFast(size_t size) {
+// always_inline: GCC would otherwise keep one out-of-line copy, called
+// through the PLT from every entry point of libdump.so.
+__attribute__((always_inline)) inline void* AllocateFast(size_t size) {
   ThreadHeap* h = t_heap;
   if (LIBDUMP_LIKELY(h != nullptr && size <= kMaxSmallSize)) {
     const int c = SizeToClass(size);
@@ -40,7 +42,7 @@ inline void* AllocateFast(size_t size) {
   return AllocateSlow(size);
 }
 
-inline void FreeFast(void* ptr) {
+__attribute__((always_inline)) inline void FreeFast(void* ptr) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
   Span* s = g_page_map.Get(p);
   ThreadHeap* h = t_heap;

@@ -16,9 +16,12 @@ constexpr std::array<uint32_t, kNumClasses> ClassSizes() {
   return s;
 }
 
-// The smallest span that wastes at most 1/8 of itself on the tail and, for
-// classes above a page, holds at least 8 slots so that span turnover stays
-// rare; capped by the bitmap size.
+// The smallest span that wastes at most 1/8 of itself on the tail and holds
+// a full bitmap word of slots, or at least 8 slots in kMinSpanPages or more.
+// Few slots per span make the owner thrash: a span on the full list rejoins
+// with an eighth free, which for an 8-slot span is one slot, so every
+// allocation would move a span between lists. Capped by the bitmap size.
+constexpr uint32_t kMinSpanPages = 8;
 constexpr ClassInfo MakeClass(uint32_t size) {
   if (size == 0) return ClassInfo{0, 0, 0, 0};
   uint32_t npages = 1;
@@ -26,7 +29,7 @@ constexpr ClassInfo MakeClass(uint32_t size) {
     const uint64_t bytes = uint64_t{npages} * kPageSize;
     const uint64_t slots = bytes / size;
     if (slots > kMaxSlotsPerSpan) break;  // cannot happen: 1 page / 16 B = 512
-    const bool enough = size <= kPageSize ? slots >= 1 : slots >= 8;
+    const bool enough = slots >= 64 || (npages >= kMinSpanPages && slots >= 8);
     if (enough && (bytes % size) * 8 <= bytes) break;
   }
   const uint32_t nslots = static_cast<uint32_t>(uint64_t{npages} * kPageSize / size);

@@ -30,6 +30,21 @@ TEST(SizeClass, ClassesAreAlignedAndSpansFitTheBitmaps) {
   }
 }
 
+// A span with few slots would move between its owner's lists on almost every
+// allocation (it rejoins with an eighth free): each span holds a bitmap word
+// of slots, or 8 slots when that would take more than 8 pages.
+TEST(SizeClass, SpansHoldEnoughSlotsToAvoidListThrash) {
+  for (int c = 1; c < kNumClasses; ++c) {
+    const ClassInfo& ci = g_classes[c];
+    if (uint64_t{8} * kPageSize / ci.size >= 64) {
+      EXPECT_GE(ci.nslots, 64u) << "class " << ci.size;
+      EXPECT_LE(ci.npages, 8u) << "class " << ci.size;
+    } else {
+      EXPECT_GE(ci.nslots, 8u) << "class " << ci.size;
+    }
+  }
+}
+
 TEST(SizeClass, EveryPowerOfTwoUpToTheLimitIsAClass) {
   for (size_t p = kMinAlign; p <= kMaxSmallSize; p *= 2) EXPECT_EQ(g_classes[SizeToClass(p)].size, p);
 }

@@ -92,6 +92,15 @@ struct Span {
   }
 };
 
+// Set bits of a bitmap word. Without -mpopcnt, __builtin_popcountll is a
+// call into libgcc; this is a dozen inline instructions.
+inline uint32_t CountBits(uint64_t x) {
+  x -= (x >> 1) & 0x5555555555555555ULL;
+  x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+  x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fULL;
+  return static_cast<uint32_t>((x * 0x0101010101010101ULL) >> 56);
+}
+
 // Intrusive doubly linked list of spans.
 class SpanQueue {
  public:

@@ -10,7 +10,7 @@
 
 namespace libdump::internal {
 
-thread_local ThreadHeap* t_heap __attribute__((tls_model("initial-exec"))) = nullptr;
+constinit thread_local ThreadHeap* t_heap __attribute__((tls_model("initial-exec"))) = nullptr;
 
 namespace {
 
@@ -26,7 +26,7 @@ bool LoadWord(ClassCache& cc, Span* s, uint32_t w) {
   cc.word = w;
   cc.word_base = s->SlotAddress(w * 64);
   cc.live_word = &s->live[w];
-  s->used += static_cast<uint32_t>(__builtin_popcountll(free));
+  s->used += CountBits(free);
   return true;
 }
 
@@ -109,7 +109,7 @@ void CollectRemote(Span* s, bool force) {
     // every step (live & ~remote is 0 throughout).
     s->live[w].store(s->live[w].load(std::memory_order_relaxed) & ~r, std::memory_order_release);
     s->remote[w].fetch_and(~r, std::memory_order_release);
-    s->used -= static_cast<uint32_t>(__builtin_popcountll(r));
+    s->used -= CountBits(r);
   }
 }
 
@@ -238,7 +238,7 @@ void DetachHeap(ThreadHeap* h) {
   for (int c = 1; c < kNumClasses; ++c) {
     ClassCache& cc = h->cache[c];
     if (Span* s = cc.span) {
-      s->used -= static_cast<uint32_t>(__builtin_popcountll(cc.free_bits));
+      s->used -= CountBits(cc.free_bits);
       cc.free_bits = 0;
       cc.span = nullptr;
       s->list = SpanList::kNone;

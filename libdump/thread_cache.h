@@ -43,7 +43,8 @@ struct ThreadHeap {
 };
 
 // This thread's heap, or null before its first allocation and after exit.
-extern thread_local ThreadHeap* t_heap;
+// constinit: without it every access calls a TLS wrapper function first.
+extern constinit thread_local ThreadHeap* t_heap __attribute__((tls_model("initial-exec")));
 
 // Returns the calling thread's heap, creating the allocator and the heap on
 // first use. Never null (aborts when out of memory for metadata).

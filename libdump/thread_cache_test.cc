@@ -26,6 +26,22 @@ bool Check(const void* p, size_t n, uint8_t seed) {
   return true;
 }
 
+// The slot counts of spans are kept with CountBits: compare it with a
+// bit-by-bit count on words of every density.
+TEST(ThreadCache, CountBitsCountsEverySetBit) {
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 10000; ++i) {
+    uint64_t x = rng();
+    for (int k = i % 4; k > 0; --k) x &= rng();  // sparser words
+    if (i % 7 == 0) x = ~x;                       // denser ones
+    uint32_t slow = 0;
+    for (int b = 0; b < 64; ++b) slow += (x >> b) & 1;
+    ASSERT_EQ(internal::CountBits(x), slow) << std::hex << x;
+  }
+  EXPECT_EQ(internal::CountBits(0), 0u);
+  EXPECT_EQ(internal::CountBits(~uint64_t{0}), 64u);
+}
+
 TEST(ThreadCache, ObjectsDoNotOverlapAndKeepTheirContents) {
   std::mt19937 rng(1);
   struct Obj { void* p; size_t n; uint8_t seed; };

@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
 # Runs every allocator workload under LD_PRELOAD of each allocator, side by
 # side, and prints wall time and peak RSS, then libdump's ratios to each peer
-# (below 1.00 = libdump is faster / smaller).
+# (below 1.00 = libdump is faster / smaller). Last, the fork() pause of a
+# process with a 1 GiB heap under each allocator (libdump with and without
+# huge pages), what a fork-snapshot heap dump stops the program for.
 #
 # Usage: bench/alloc/run.sh [BUILD_DIR] [REPETITIONS]
 #   BUILD_DIR defaults to build-alloc (configured with -DLIBDUMP_BUILD_BENCH=ON);
 #   each cell is the best of REPETITIONS runs (default 3).
+#   ALLOC_BENCH_ONLY=larson,prodcons runs only the named workloads.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build-alloc}
 reps=${2:-3}
 cmake --build "$build" -j2 --target libdump_runtime alloc_bench_larson alloc_bench_cache_scratch \
-  alloc_bench_prodcons alloc_bench_large alloc_bench_churn >/dev/null
+  alloc_bench_prodcons alloc_bench_large alloc_bench_churn alloc_bench_fork_pause >/dev/null
 lib=/usr/lib/x86_64-linux-gnu
 exec python3 - "$build" "$reps" "$lib" "$root" <<'PY'
 import os, sys, time, tempfile, shutil
@@ -55,10 +58,14 @@ workloads = [
     ("churn", [f"{b}/alloc_bench_churn"]),
     ("g++ -O2", ["g++", "-std=c++20", "-O2", "-c", src, "-o", os.path.join(tmp, "prog.o")]),
 ]
+only = os.environ.get("ALLOC_BENCH_ONLY")
+if only:
+    workloads = [w for w in workloads if w[0] in only.split(",")]
 
-def run(cmd, preload):
+def run(cmd, preload, extra_env={}):
     env = dict(os.environ)
     env.pop("LD_PRELOAD", None)
+    env.update(extra_env)
     if preload:
         env["LD_PRELOAD"] = preload
     out = os.path.join(tmp, "out")
@@ -112,4 +119,20 @@ if "libdump" in names:
         bt = min(results[(wname, p)][0] for p in peers)
         br = min(results[(wname, p)][1] for p in peers)
         print(f"| {wname} | " + " | ".join(cells) + f" | {lt / bt:.2f} | {lr / br:.2f} |")
+
+print("\nfork() pause with a 1 GiB heap (best of 5 forks per run, best of REPS runs)\n")
+print("| allocator | fork ms | ms per GiB of RSS | AnonHugePages GiB |")
+print("|---|---|---|---|")
+fork_runs = [(a, p, {}) for a, p in allocators]
+if "libdump" in names:
+    fork_runs.append(("libdump LIBDUMP_HUGEPAGES=0", dict(allocators)["libdump"], {"LIBDUMP_HUGEPAGES": "0"}))
+for aname, preload, extra in fork_runs:
+    best = None
+    for _ in range(reps):
+        _, _, out = run([f"{b}/alloc_bench_fork_pause", "1024"], preload, extra)
+        f = out.split()
+        ms, per, huge = float(f[f.index("fork") + 1]), float(f[f.index("per") - 2]), float(f[f.index("(AnonHugePages") + 1])
+        if best is None or ms < best[0]:
+            best = (ms, per, huge)
+    print(f"| {aname} | {best[0]:.2f} | {best[1]:.2f} | {best[2]:.2f} |")
 PY
