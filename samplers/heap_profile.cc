@@ -54,16 +54,29 @@ HeapEstimate Unbias(const HeapBucketSnapshot& b) {
 
 HeapProfileTable::HeapProfileTable() {
   heads_ = static_cast<Bucket**>(MapOrDie(kBucketHeads * sizeof(Bucket*)));
-  live_cap_ = 1 << 12;
-  live_ = static_cast<LiveSlot*>(MapOrDie(live_cap_ * sizeof(LiveSlot)));
+  live_.store(NewLiveArray(1 << 12), std::memory_order_relaxed);
 }
 
 HeapProfileTable::~HeapProfileTable() {
   // Bucket memory is never returned while the table lives; a table dies only
   // in tests, and leaking its arena chunks there is cheaper than tracking them.
   munmap(heads_, kBucketHeads * sizeof(Bucket*));
-  munmap(live_, live_cap_ * sizeof(LiveSlot));
+  FreeLiveArray(live_.load(std::memory_order_relaxed));
+  while (retired_ != nullptr) {
+    LiveArray* next = retired_->retired;
+    FreeLiveArray(retired_);
+    retired_ = next;
+  }
 }
+
+HeapProfileTable::LiveArray* HeapProfileTable::NewLiveArray(size_t cap) {
+  // mmap's zero pages are empty slots (atomics of 0).
+  LiveArray* a = static_cast<LiveArray*>(MapOrDie(sizeof(LiveArray) + cap * sizeof(LiveSlot)));
+  a->cap = cap;
+  return a;
+}
+
+void HeapProfileTable::FreeLiveArray(LiveArray* a) { munmap(a, sizeof(LiveArray) + a->cap * sizeof(LiveSlot)); }
 
 void HeapProfileTable::Lock() {
   while (lock_.exchange(true, std::memory_order_acquire)) {
@@ -110,27 +123,35 @@ HeapProfileTable::Bucket* HeapProfileTable::FindOrAddBucket(uint64_t size, int64
   return b;
 }
 
+// Writers hold lock_; only they store, so their own loads may be relaxed.
 HeapProfileTable::LiveSlot* HeapProfileTable::LiveFind(uintptr_t p) {
-  const size_t mask = live_cap_ - 1;
+  LiveArray* a = live_.load(std::memory_order_relaxed);
+  const size_t mask = a->cap - 1;
   for (size_t i = PtrHash(p) & mask;; i = (i + 1) & mask) {
-    if (live_[i].ptr == p) return &live_[i];
-    if (live_[i].ptr == 0) return nullptr;
+    const uintptr_t q = a->slots[i].ptr.load(std::memory_order_relaxed);
+    if (q == p) return &a->slots[i];
+    if (q == 0) return nullptr;
   }
 }
 
 void HeapProfileTable::LiveInsert(uintptr_t p, Bucket* b) {
-  if ((live_used_ + 1) * 2 > live_cap_) LiveGrow();
-  const size_t mask = live_cap_ - 1;
+  if ((live_used_ + 1) * 2 > live_.load(std::memory_order_relaxed)->cap) LiveGrow();
+  LiveArray* a = live_.load(std::memory_order_relaxed);
+  const size_t mask = a->cap - 1;
   for (size_t i = PtrHash(p) & mask;; i = (i + 1) & mask) {
+    LiveSlot& s = a->slots[i];
+    const uintptr_t q = s.ptr.load(std::memory_order_relaxed);
     // A pointer freed without the allocator telling us (it must not happen,
     // but the slot is reused right away if it does) keeps one entry.
-    if (live_[i].ptr == p) {
-      live_[i].bucket = b;
+    if (q == p) {
+      s.bucket.store(b, std::memory_order_release);
       return;
     }
-    if (live_[i].ptr <= 1) {
-      if (live_[i].ptr == 0) ++live_used_;
-      live_[i] = {p, b};
+    if (q <= 1) {
+      if (q == 0) ++live_used_;
+      // Release on both: a reader that sees p sees a complete bucket.
+      s.bucket.store(b, std::memory_order_release);
+      s.ptr.store(p, std::memory_order_release);
       ++live_count_;
       return;
     }
@@ -138,17 +159,34 @@ void HeapProfileTable::LiveInsert(uintptr_t p, Bucket* b) {
 }
 
 void HeapProfileTable::LiveGrow() {
-  LiveSlot* old = live_;
-  const size_t old_cap = live_cap_;
+  LiveArray* old = live_.load(std::memory_order_relaxed);
   // Tombstones go away in the rehash; grow only if live entries need it.
-  live_cap_ = live_count_ * 4 > old_cap ? old_cap * 2 : old_cap;
-  live_ = static_cast<LiveSlot*>(MapOrDie(live_cap_ * sizeof(LiveSlot)));
-  live_used_ = 0;
-  live_count_ = 0;
-  for (size_t i = 0; i < old_cap; ++i) {
-    if (old[i].ptr > 1) LiveInsert(old[i].ptr, old[i].bucket);
+  LiveArray* a = NewLiveArray(live_count_ * 4 > old->cap ? old->cap * 2 : old->cap);
+  const size_t mask = a->cap - 1;
+  size_t used = 0;
+  for (size_t i = 0; i < old->cap; ++i) {
+    const uintptr_t p = old->slots[i].ptr.load(std::memory_order_relaxed);
+    if (p <= 1) continue;
+    size_t j = PtrHash(p) & mask;
+    while (a->slots[j].ptr.load(std::memory_order_relaxed) != 0) j = (j + 1) & mask;
+    a->slots[j].bucket.store(old->slots[i].bucket.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    a->slots[j].ptr.store(p, std::memory_order_relaxed);
+    ++used;
   }
-  munmap(old, old_cap * sizeof(LiveSlot));
+  live_used_ = used;
+  // seq_cst store, then seq_cst load of readers_ (ForEachLive does the
+  // mirror image): either no reader can still be in an old array, or the
+  // arrays wait on the retired list for a later grow.
+  live_.store(a, std::memory_order_seq_cst);
+  old->retired = retired_;
+  retired_ = old;
+  if (readers_.load(std::memory_order_seq_cst) == 0) {
+    while (retired_ != nullptr) {
+      LiveArray* next = retired_->retired;
+      FreeLiveArray(retired_);
+      retired_ = next;
+    }
+  }
 }
 
 void HeapProfileTable::RecordAlloc(const void* p, uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth) {
@@ -163,8 +201,8 @@ void HeapProfileTable::RecordAlloc(const void* p, uint64_t size, int64_t rate, c
 void HeapProfileTable::RecordFree(const void* p) {
   Lock();
   if (LiveSlot* s = LiveFind(reinterpret_cast<uintptr_t>(p))) {
-    ++s->bucket->frees;
-    s->ptr = 1;
+    ++s->bucket.load(std::memory_order_relaxed)->frees;
+    s->ptr.store(1, std::memory_order_release);
     --live_count_;
   }
   Unlock();
@@ -174,8 +212,9 @@ size_t HeapProfileTable::StackOf(const void* p, uintptr_t* out, size_t max) {
   Lock();
   size_t n = 0;
   if (LiveSlot* s = LiveFind(reinterpret_cast<uintptr_t>(p))) {
-    n = s->bucket->depth < max ? s->bucket->depth : max;
-    std::memcpy(out, s->bucket->pcs, n * sizeof(uintptr_t));
+    const Bucket* b = s->bucket.load(std::memory_order_relaxed);
+    n = b->depth < max ? b->depth : max;
+    std::memcpy(out, b->pcs, n * sizeof(uintptr_t));
   }
   Unlock();
   return n;
@@ -186,6 +225,23 @@ size_t HeapProfileTable::live_sampled() {
   const size_t n = live_count_;
   Unlock();
   return n;
+}
+
+void HeapProfileTable::ForEachLive(
+    void (*visit)(void* ctx, uintptr_t addr, size_t size, const uintptr_t* pcs, size_t npcs), void* ctx) {
+  readers_.fetch_add(1, std::memory_order_seq_cst);
+  const LiveArray* a = live_.load(std::memory_order_seq_cst);
+  for (size_t i = 0; i < a->cap; ++i) {
+    const LiveSlot& s = a->slots[i];
+    const uintptr_t p = s.ptr.load(std::memory_order_acquire);
+    if (p <= 1) continue;
+    const Bucket* b = s.bucket.load(std::memory_order_acquire);
+    // Re-read: a running writer may have freed p and reused the slot between
+    // the two loads, pairing p with another object's bucket.
+    if (s.ptr.load(std::memory_order_acquire) != p) continue;
+    visit(ctx, p, b->size, b->pcs, b->depth);
+  }
+  readers_.fetch_sub(1, std::memory_order_release);
 }
 
 std::vector<HeapBucketSnapshot> HeapProfileTable::Snapshot() {
@@ -223,10 +279,20 @@ std::vector<HeapBucketSnapshot> HeapProfileTable::Snapshot() {
   return out;
 }
 
+namespace {
+std::atomic<HeapProfileTable*> g_table{nullptr};
+}  // namespace
+
 HeapProfileTable& GlobalHeapTable() {
   // Never destroyed: frees may arrive from other threads during exit.
-  static HeapProfileTable* t = new (MapOrDie(sizeof(HeapProfileTable))) HeapProfileTable;
+  static HeapProfileTable* t = [] {
+    HeapProfileTable* made = new (MapOrDie(sizeof(HeapProfileTable))) HeapProfileTable;
+    g_table.store(made, std::memory_order_release);
+    return made;
+  }();
   return *t;
 }
+
+HeapProfileTable* GlobalHeapTableIfCreated() { return g_table.load(std::memory_order_acquire); }
 
 }  // namespace libdump::samplers

@@ -5,6 +5,15 @@
 // Called from inside the allocator, so nothing here allocates from the heap
 // being profiled: memory comes from mmap, and the lock is a spin lock that
 // no allocation path ever waits on while holding another allocator lock.
+//
+// ForEachLive reads without that lock: the heap dump calls it with the world
+// stopped, possibly while a stopped thread holds the lock mid-update (the
+// allocator's sample hook runs outside its stop-deferring sections). Writers
+// therefore publish every change with one atomic store, in an order that
+// leaves the table readable at any instruction: a bucket is complete before
+// a slot points to it, a slot's bucket before its address, a grown slot
+// array before it replaces the old one, and an old array is unmapped only
+// when no reader is inside.
 #pragma once
 
 #include <atomic>
@@ -50,13 +59,26 @@ class HeapProfileTable {
   // Allocates outside the lock, so the allocator may sample meanwhile.
   std::vector<HeapBucketSnapshot> Snapshot();
   size_t live_sampled();
+  // Calls visit for every live sampled object (address, bucket size, stack
+  // innermost first). Lock-free and allocation-free; see the note above.
+  // With writers running it is weakly consistent: an object recorded or
+  // freed meanwhile may or may not be visited; any other live one is.
+  void ForEachLive(void (*visit)(void* ctx, uintptr_t addr, size_t size, const uintptr_t* pcs, size_t npcs),
+                   void* ctx);
 
  private:
   struct Bucket;
   struct LiveSlot {
-    uintptr_t ptr;  // 0 empty, 1 tombstone
-    Bucket* bucket;
+    std::atomic<uintptr_t> ptr;  // 0 empty, 1 tombstone; stored after bucket
+    std::atomic<Bucket*> bucket;
   };
+  struct LiveArray {
+    size_t cap;         // a power of two
+    LiveArray* retired;  // next on the list of replaced arrays
+    LiveSlot slots[];
+  };
+  static LiveArray* NewLiveArray(size_t cap);
+  static void FreeLiveArray(LiveArray* a);
   void* Alloc(size_t n);
   Bucket* FindOrAddBucket(uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth);
   void LiveInsert(uintptr_t p, Bucket* b);
@@ -72,13 +94,17 @@ class HeapProfileTable {
   size_t nbuckets_ = 0;
   char* arena_ = nullptr;
   size_t arena_left_ = 0;
-  LiveSlot* live_ = nullptr;
-  size_t live_cap_ = 0;
-  size_t live_used_ = 0;  // including tombstones
+  std::atomic<LiveArray*> live_{nullptr};
+  LiveArray* retired_ = nullptr;  // replaced arrays a reader may still be in
+  std::atomic<int> readers_{0};   // ForEachLive calls in progress
+  size_t live_used_ = 0;          // including tombstones
   size_t live_count_ = 0;
 };
 
 // The process-wide table the allocator hook fills.
 HeapProfileTable& GlobalHeapTable();
+// The same once created, else null; never creates it (no guard lock), so a
+// stopped-world reader can call it.
+HeapProfileTable* GlobalHeapTableIfCreated();
 
 }  // namespace libdump::samplers

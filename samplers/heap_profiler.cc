@@ -110,4 +110,10 @@ size_t SampledAllocationStack(const void* p, uintptr_t* pcs, size_t max) {
   return samplers::GlobalHeapTable().StackOf(p, pcs, max);
 }
 
+void ForEachSampledAllocation(void (*visit)(void* ctx, uintptr_t addr, size_t size, const uintptr_t* pcs,
+                                            size_t npcs),
+                              void* ctx) {
+  if (samplers::HeapProfileTable* t = samplers::GlobalHeapTableIfCreated()) t->ForEachLive(visit, ctx);
+}
+
 }  // namespace libdump

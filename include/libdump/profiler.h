@@ -61,6 +61,19 @@ bool WriteHeapProfile(int fd, HeapProfileKind kind = HeapProfileKind::kHeap);
 // number of return addresses written (innermost first), 0 if p was not sampled.
 size_t SampledAllocationStack(const void* p, uintptr_t* pcs, size_t max);
 
+// Calls visit for every live sampled allocation: its address, size and
+// allocation stack (innermost first, allocator frames included; pcs stays
+// valid for the life of the process). The size is what the allocator
+// charged: the size-class slot, or the page-rounded span of a large object.
+// Safe while WriteHeapDump has stopped the world: takes no lock that a
+// stopped thread can hold and allocates nothing. Exact when every other
+// thread is stopped, except that an allocation or free whose profiler
+// update was interrupted may or may not be visited; with other threads
+// running, objects recorded or freed during the call may or may not be.
+void ForEachSampledAllocation(void (*visit)(void* ctx, uintptr_t addr, size_t size, const uintptr_t* pcs,
+                                            size_t npcs),
+                              void* ctx);
+
 // ---- The sampling distance, for allocators ----
 
 // Distance in bytes to the next sampled allocation: exponential with the
