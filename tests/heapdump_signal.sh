@@ -21,13 +21,14 @@ for _ in $(seq 100); do grep -q ready "$dir/out" 2>/dev/null && break; sleep 0.1
 kill -USR2 "$pid"
 dump=$dir/py.$pid.dump
 for _ in $(seq 100); do
-  # The file exists once the dump starts; it is complete when readdump accepts it.
-  [ -f "$dump" ] && "$readdump" --validate "$dump" >/dev/null 2>&1 && break
+  # Written as $dump.partial and renamed when complete.
+  [ -f "$dump" ] && break
   sleep 0.1
 done
 kill "$pid" 2>/dev/null || true
 wait "$pid" 2>/dev/null || true
 [ -f "$dump" ] || { echo "FAIL: no dump at $dump"; exit 1; }
+[ ! -e "$dump.partial" ] || { echo "FAIL: $dump.partial left behind"; exit 1; }
 mode=$(stat -c %a "$dump")
 [ "$mode" = 600 ] || { echo "FAIL: dump mode $mode, want 600"; exit 1; }
 "$readdump" --validate "$dump"

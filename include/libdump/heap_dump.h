@@ -26,6 +26,16 @@ struct HeapDumpOptions {
 // errno of the failure (EPIPE, ENOSPC, EBADF, ...); the process goes on.
 int WriteHeapDump(int fd, const HeapDumpOptions& options = {});
 
+// Arms a heap dump for the first allocation that fails (the allocator cannot
+// get memory from the system), like HotSpot's HeapDumpOnOutOfMemoryError:
+// written once per process, to path_pattern ("%p" pid, "%t" time; null means
+// heap.%p.%t.dump), mode 0600, by the failing thread before malloc returns
+// null or new throws. Unmodified programs: LIBDUMP_HEAPDUMP_ON_OOM=1 with
+// LIBDUMP_HEAPDUMP_PATH. Returns false if the pattern is longer than 4095.
+// Arm it at start-up: not while another thread may be failing an allocation.
+bool SetHeapDumpOnOutOfMemory(const char* path_pattern, const HeapDumpOptions& options = {});
+void ClearHeapDumpOnOutOfMemory();
+
 // Registers the pointer stored at *slot as a root with a description readers
 // show (ROOT UNKNOWN in hprof). The slot is read at each dump.
 void AddRoot(const void* slot, const char* description);

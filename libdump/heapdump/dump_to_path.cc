@@ -28,15 +28,20 @@ std::string ExpandDumpPath(const char* pattern) {
 
 int DumpToPath(const char* pattern, const HeapDumpOptions& options, const char* why) {
   const std::string path = ExpandDumpPath(pattern);
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  // Written under a temporary name and renamed when complete: whoever waits
+  // for the file never reads half a dump, and a failed one leaves nothing.
+  const std::string partial = path + ".partial";
+  const int fd = open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) {
     const int err = errno;
-    std::fprintf(stderr, "libdump: cannot create heap dump %s %s: %s\n", path.c_str(), why, std::strerror(err));
+    std::fprintf(stderr, "libdump: cannot create heap dump %s %s: %s\n", partial.c_str(), why, std::strerror(err));
     return err;
   }
-  const int err = WriteHeapDump(fd, options);
-  close(fd);
+  int err = WriteHeapDump(fd, options);
+  if (close(fd) != 0 && err == 0) err = errno;
+  if (err == 0 && rename(partial.c_str(), path.c_str()) != 0) err = errno;
   if (err != 0) {
+    unlink(partial.c_str());
     std::fprintf(stderr, "libdump: heap dump %s %s failed: %s\n", path.c_str(), why, std::strerror(err));
   } else {
     std::fprintf(stderr, "libdump: heap dump %s written to %s\n", why, path.c_str());

@@ -13,11 +13,11 @@ constexpr const char* kDefaultDumpPath = "heap.%p.%t.dump";
 // "%p" -> pid, "%t" -> seconds since the epoch, "%%" -> "%".
 std::string ExpandDumpPath(const char* pattern);
 
-// Creates the file (mode 0600, never following an existing name's content:
-// O_TRUNC of a file we own), dumps into it and reports on stderr, as
-// `libdump: heap dump written to PATH` or why not. `why` starts the message
-// ("on SIGUSR2", "on out of memory"). Returns WriteHeapDump's result, or the
-// errno of open.
+// Dumps into PATH.partial (mode 0600), renames it to PATH when complete or
+// removes it, and reports on stderr: `libdump: heap dump WHY written to PATH`
+// or why not. `why` says what started it ("on signal SIGUSR2", "on out of
+// memory ..."). Returns WriteHeapDump's result, or the errno of the file
+// operation that failed.
 int DumpToPath(const char* pattern, const HeapDumpOptions& options, const char* why);
 
 }  // namespace libdump::heapdump

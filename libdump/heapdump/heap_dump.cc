@@ -16,6 +16,13 @@
 
 namespace libdump {
 
+// The heap profiler's record of sampled live objects, when libdump's samplers
+// are in the process (include/libdump/profiler.h); weak, so that the runtime
+// links without them.
+void ForEachSampledAllocation(void (*visit)(void* ctx, uintptr_t addr, size_t size, const uintptr_t* pcs,
+                                            size_t npcs),
+                              void* ctx) __attribute__((weak));
+
 namespace {
 
 using namespace format;
@@ -98,6 +105,15 @@ class RuntimeHeap final : public heapdump::HeapSource {
   }
 
   void WriteMemStats(Writer& w) override { w.MemStats(stats_); }
+
+  void WriteAllocStacks(Writer& w) override {
+    if (ForEachSampledAllocation == nullptr) return;
+    ForEachSampledAllocation(
+        [](void* ctx, uintptr_t addr, size_t size, const uintptr_t* pcs, size_t n) {
+          static_cast<Writer*>(ctx)->AllocStack(addr, size, {pcs, n});
+        },
+        &w);
+  }
 
  private:
   std::vector<TypeRecord> types_;
