@@ -108,11 +108,15 @@ class RuntimeHeap final : public heapdump::HeapSource {
 
   void WriteAllocStacks(Writer& w) override {
     if (ForEachSampledAllocation == nullptr) return;
+    // A thread stopped halfway through the profiler's update of a free may
+    // leave a record for an object that is gone: only live objects' stacks.
+    struct Ctx { RuntimeHeap* heap; Writer* w; } ctx{this, &w};
     ForEachSampledAllocation(
-        [](void* ctx, uintptr_t addr, size_t size, const uintptr_t* pcs, size_t n) {
-          static_cast<Writer*>(ctx)->AllocStack(addr, size, {pcs, n});
+        [](void* c, uintptr_t addr, size_t size, const uintptr_t* pcs, size_t n) {
+          auto* x = static_cast<Ctx*>(c);
+          if (x->heap->FindObject(addr) == addr) x->w->AllocStack(addr, size, {pcs, n});
         },
-        &w);
+        &ctx);
   }
 
  private:
