@@ -1,6 +1,8 @@
 #include "libdump/format/reader.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -73,6 +75,8 @@ class RawInput {
     return std::nullopt;
   }
 
+  int fd() const { return in_ == nullptr ? fd_ : -1; }
+
   // Skips n bytes of a regular file without reading them.
   bool Seek(uint64_t n) {
     if (in_ != nullptr || ::lseek(fd_, static_cast<off_t>(n), SEEK_CUR) < 0) return false;
@@ -139,14 +143,20 @@ class Reader::Impl {
       : raw_(std::move(raw)), options_(options) {
     options_.buffer_size = std::max<size_t>(options_.buffer_size, 64);
     buf_.reset(new uint8_t[options_.buffer_size]);
-    pos_ = end_ = buf_.get();
+    begin_ = pos_ = end_ = buf_.get();
+    page_ = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    window_ = (std::max(options_.map_window, 2 * page_) + page_ - 1) & ~(page_ - 1);
     DetectCompression();
+    if (options_.map_file && compression_ == Compression::kNone && file_size_) MapWindow(0);
     ReadHeader();
+  }
+  ~Impl() {
+    if (map_ != nullptr) ::munmap(map_, map_len_);
   }
 
   Compression compression() const { return compression_; }
   Dialect dialect() const { return Dialect::kLibdump; }
-  uint64_t Offset() const { return base_ + static_cast<uint64_t>(pos_ - buf_.get()); }
+  uint64_t Offset() const { return base_ + static_cast<uint64_t>(pos_ - begin_); }
 
   bool Next(Record& r);
   void ReadPayload(const std::function<void(std::span<const uint8_t>)>& chunk);
@@ -155,6 +165,8 @@ class Reader::Impl {
  private:
   // --- input -------------------------------------------------------------
   size_t Available() const { return static_cast<size_t>(end_ - pos_); }
+  // The most bytes Fill() can make available at once.
+  size_t Capacity() const { return mapped_ ? window_ - page_ : options_.buffer_size; }
 
   // Reads from the (decompressed) input into [end_, buffer end).
   size_t ReadMore() {
@@ -178,12 +190,47 @@ class Reader::Impl {
     return got;
   }
 
+  // Maps the window of the file that starts at the page holding `offset` and
+  // points pos_ at offset. The first call may fail (address space limits):
+  // the reader then keeps reading into its buffer. Later ones throw.
+  void MapWindow(uint64_t offset) {
+    const uint64_t start = offset & ~(uint64_t{page_} - 1);
+    const uint64_t len = std::min<uint64_t>(window_, *file_size_ - start);
+    if (map_ != nullptr) ::munmap(map_, map_len_);
+    map_ = nullptr;
+    if (len == 0 && mapped_) {  // at the very end of the file
+      map_len_ = 0;
+      begin_ = pos_ = end_ = buf_.get();
+      base_ = offset;
+      return;
+    }
+    void* p = len == 0 ? MAP_FAILED
+                       : ::mmap(nullptr, len, PROT_READ, MAP_PRIVATE, raw_->fd(), static_cast<off_t>(start));
+    if (p == MAP_FAILED) {
+      if (mapped_) throw FormatError(offset, "input", std::string("cannot map the file: ") + std::strerror(errno));
+      return;
+    }
+    ::madvise(p, len, MADV_SEQUENTIAL);
+    mapped_ = true;
+    map_ = static_cast<uint8_t*>(p);
+    map_len_ = static_cast<size_t>(len);
+    begin_ = map_;
+    base_ = start;
+    pos_ = map_ + (offset - start);
+    end_ = map_ + map_len_;
+  }
+
   // Makes at least min(n, what is left of the input) bytes available; n must
-  // fit the buffer.
+  // fit the buffer (mapped: the window less a page).
   void Fill(size_t n) {
     if (Available() >= n || at_end_) return;
+    if (mapped_) {
+      if (base_ + map_len_ < *file_size_) MapWindow(Offset());
+      at_end_ = Available() < n;
+      return;
+    }
     const size_t keep = Available();
-    base_ += static_cast<uint64_t>(pos_ - buf_.get());
+    base_ += static_cast<uint64_t>(pos_ - begin_);
     std::memmove(buf_.get(), pos_, keep);
     pos_ = buf_.get();
     end_ = pos_ + keep;
@@ -209,9 +256,32 @@ class Reader::Impl {
   }
 
   // --- fields ------------------------------------------------------------
-  uint64_t U(const char* field) {
+  [[gnu::always_inline]] uint64_t U(const char* field) {
+    if (Available() >= kMaxUvarintLen) [[likely]] {
+      // Not near the end: no bounds to check. Addresses take 5-7 bytes, so
+      // this loop is the reader's hottest code (a branch-free gather of the
+      // 7-bit groups from one 8-byte load measured more instructions).
+      const uint8_t* p = pos_;
+      if (p[0] < 0x80) return *pos_++;  // most fields are one byte
+      uint64_t v = p[0] & 0x7f;
+      for (unsigned i = 1; i < kMaxUvarintLen - 1; ++i) {
+        const uint64_t b = p[i];
+        v |= (b & 0x7f) << (7 * i);
+        if (b < 0x80) {
+          if (b == 0) break;  // overlong: USlow names it
+          pos_ += i + 1;
+          return v;
+        }
+      }
+    }
+    return USlow(field);
+  }
+
+  // Near the end of the bytes at hand, or malformed; kept out of line so that
+  // U() inlines.
+  [[gnu::noinline]] uint64_t USlow(const char* field) {
     if (Available() < kMaxUvarintLen) Fill(kMaxUvarintLen);
-    if (pos_ < end_ && *pos_ < 0x80) return *pos_++;  // most fields are one byte
+    if (pos_ < end_ && *pos_ < 0x80) return *pos_++;
     const UvarintResult r = GetUvarint(pos_, Available());
     if (r.status != UvarintStatus::kOk) {
       Fail(Offset(), std::string(field) + ": " +
@@ -286,9 +356,15 @@ class Reader::Impl {
   std::optional<uint64_t> file_size_;
 
   std::unique_ptr<uint8_t[]> buf_;
+  uint8_t* begin_;  // start of the bytes at hand: buf_, or the mapped window
   uint8_t* pos_;
   uint8_t* end_;
-  uint64_t base_ = 0;  // input offset of buf_[0]
+  uint64_t base_ = 0;  // input offset of begin_[0]
+  size_t page_ = 0;
+  size_t window_ = 0;
+  bool mapped_ = false;  // the file is read through map_, not into buf_
+  uint8_t* map_ = nullptr;
+  size_t map_len_ = 0;
   bool at_end_ = false;
 
   uint64_t kind_ = 0;            // kind of the record being decoded, for errors
@@ -318,6 +394,7 @@ void Reader::Impl::DetectCompression() {
     std::memcpy(end_, head, n);
     end_ += n;
     file_size_ = raw_->Size();
+    if (file_size_ && raw_->fd() >= 0) ::posix_fadvise(raw_->fd(), 0, 0, POSIX_FADV_SEQUENTIAL);
     return;
   }
   stream_ = std::make_unique<io::filtering_istream>();
@@ -353,9 +430,14 @@ void Reader::Impl::SkipPayload() {
   if (payload_left_ == 0) return;
   // The buffer is empty here. A regular file's length was checked when the
   // object header was read, so seeking cannot overshoot.
+  if (mapped_) {
+    MapWindow(Offset() + payload_left_);
+    payload_left_ = 0;
+    return;
+  }
   if (!stream_ && file_size_ && raw_->Seek(payload_left_)) {
-    base_ += static_cast<uint64_t>(pos_ - buf_.get()) + payload_left_;
-    pos_ = end_ = buf_.get();
+    base_ += static_cast<uint64_t>(pos_ - begin_) + payload_left_;
+    pos_ = end_ = begin_;
     payload_left_ = 0;
     return;
   }
@@ -391,7 +473,7 @@ std::span<const uint8_t> Reader::Impl::Payload(size_t max) {
                               " bytes a caller accepts in one piece");
   }
   const size_t n = static_cast<size_t>(payload_left_);
-  if (n <= options_.buffer_size) {
+  if (n <= Capacity()) {
     Fill(n);
     if (Available() < n) {
       Fail(payload_offset_, "data: unexpected end of input in a payload of " +

@@ -84,14 +84,23 @@ Writer::Writer(Output& out, WriterOptions options)
   Trace(kEmptyTrace, 0, {});
 }
 
+// Two buffers take turns, so that an output writing in the background reads
+// one while the other fills.
 void Writer::Drain(size_t n) {
-  out_.Write(buf_.data(), pos_);
-  flushed_ += pos_;
-  pos_ = 0;
+  if (pos_ > 0) {
+    out_.Write(buf_.data(), pos_);
+    flushed_ += pos_;
+    pos_ = 0;
+    if (spare_.empty()) spare_.resize(buf_.size());
+    buf_.swap(spare_);
+  }
   if (buf_.size() < n) buf_.resize(n);
 }
 
-void Writer::Flush() { Drain(0); }
+void Writer::Flush() {
+  Drain(0);
+  out_.Sync();
+}
 
 void Writer::U2(uint16_t v) {
   Need(2);
@@ -118,6 +127,7 @@ void Writer::Bytes(const uint8_t* p, size_t n) {
   if (n >= buf_.size()) {
     Drain(0);
     out_.Write(p, n);
+    out_.Sync();  // p is the caller's
     flushed_ += n;
     return;
   }

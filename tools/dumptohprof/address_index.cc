@@ -71,12 +71,16 @@ uint64_t AddressIndex::Find(uint64_t p) const {
   const size_t b = static_cast<size_t>((p - lo_) >> shift_);
   // The last entry at or below p is before the first one above p, which lies
   // in [buckets_[b], buckets_[b + 1]].
-  const Entry* first = entries_ + buckets_[b];
+  const Entry* ub = entries_ + buckets_[b];
   const Entry* last = entries_ + buckets_[b + 1];
-  const Entry* ub = std::upper_bound(first, last, p, [](uint64_t v, const Entry& e) { return v < e.addr; });
+  if (last - ub <= 8) {  // the usual bucket: a couple of entries, cheaper walked than halved
+    while (ub < last && ub->addr <= p) ++ub;
+  } else {
+    ub = std::upper_bound(ub, last, p, [](uint64_t v, const Entry& e) { return v < e.addr; });
+  }
   if (ub == entries_) return 0;
   const Entry& e = ub[-1];
-  const uint64_t size = SizeOf(e);
+  const uint64_t size = e.size == kHuge ? SizeOf(e) : e.size;
   return p - e.addr < size || p == e.addr ? e.addr : 0;
 }
 

@@ -46,7 +46,8 @@ class Dump {
   explicit Dump(const std::string& path) {
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "cannot open " + path);
-    reader_ = std::make_unique<format::Reader>(fd_);
+    // In place: pass 1 then only decodes headers, pass 2 reads payloads where they lie.
+    reader_ = std::make_unique<format::Reader>(fd_, format::ReaderOptions{.map_file = true});
   }
   ~Dump() {
     reader_.reset();
@@ -279,15 +280,32 @@ class Converter {
   static void Be(uint8_t* out, uint64_t v, unsigned n) {
     for (unsigned i = 0; i < n; ++i) out[i] = static_cast<uint8_t>(v >> (8 * (n - 1 - i)));
   }
+  static void Be64(uint8_t* out, uint64_t v) {
+    v = __builtin_bswap64(v);
+    std::memcpy(out, &v, 8);
+  }
 
   uint64_t Word(const uint8_t* p) const {
-    uint64_t v = 0;
-    if (big_) {
-      for (unsigned i = 0; i < ptr_; ++i) v = v << 8 | p[i];
-    } else {
-      for (unsigned i = ptr_; i-- > 0;) v = v << 8 | p[i];
+    if (ptr_ == 8) {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return big_ ? __builtin_bswap64(v) : v;
     }
-    return v;
+    uint32_t v;
+    std::memcpy(&v, p, 4);
+    return big_ ? __builtin_bswap32(v) : v;
+  }
+
+  // A scalar field of n bytes into the big-endian hprof.
+  void Scalar(uint8_t* out, const uint8_t* src, uint32_t n) const {
+    if (big_) return static_cast<void>(std::memcpy(out, src, n));
+    switch (n) {
+      case 1: *out = *src; return;
+      case 2: { uint16_t v; std::memcpy(&v, src, 2); v = __builtin_bswap16(v); std::memcpy(out, &v, 2); return; }
+      case 4: { uint32_t v; std::memcpy(&v, src, 4); v = __builtin_bswap32(v); std::memcpy(out, &v, 4); return; }
+      case 8: { uint64_t v; std::memcpy(&v, src, 8); v = __builtin_bswap64(v); std::memcpy(out, &v, 8); return; }
+      default: for (uint32_t i = 0; i < n; ++i) out[i] = src[n - 1 - i];
+    }
   }
 
   void CollectCounts() {
@@ -348,14 +366,11 @@ class Converter {
     for (const FieldPlan& f : plan.fields) {
       const bool inside = f.offset < payload.size() && payload.size() - f.offset >= f.size;
       if (f.pointer) {
-        Be(out, inside ? catalog_.index().Find(Word(payload.data() + f.offset)) : 0, 8);
+        Be64(out, inside ? catalog_.index().Find(Word(payload.data() + f.offset)) : 0);
         out += 8;
         continue;
       }
-      if (inside && !o_.redact) {
-        const uint8_t* src = payload.data() + f.offset;
-        for (uint32_t i = 0; i < f.size; ++i) out[i] = big_ ? src[i] : src[f.size - 1 - i];
-      }
+      if (inside && !o_.redact) Scalar(out, payload.data() + f.offset, f.size);
       out += f.size;
     }
     writer_->Instance(o.addr, kEmptyTrace, t.instance_class, data_);

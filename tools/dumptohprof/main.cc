@@ -18,6 +18,7 @@
 #include <system_error>
 
 #include "converter.h"
+#include "libdump/format/hprof_threaded_output.h"
 #include "libdump/format/hprof_writer.h"
 #include "libdump/format/reader.h"
 #include "progress.h"
@@ -143,7 +144,7 @@ int main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   try {
     TempFile tmp(out);
-    format::hprof::FdOutput output(tmp.fd());
+    format::hprof::ThreadedFdOutput output(tmp.fd());
     const dumptohprof::ConvertStats s = dumptohprof::Convert(dump, output, options);
     tmp.Commit();
     progress.Done();

@@ -45,11 +45,15 @@ enum SubTag : uint8_t {
 };
 
 // Where the bytes go. WriteAt rewrites bytes already written (segment lengths).
+// An output may go on reading `data` after Write returns, until its next call
+// (a background writer): callers keep it unchanged until then, or Sync().
 class Output {
  public:
   virtual ~Output() = default;
   virtual void Write(const uint8_t* data, size_t n) = 0;
   virtual void WriteAt(uint64_t offset, const uint8_t* data, size_t n) = 0;
+  // Returns once every byte handed over is written; throws what writing threw.
+  virtual void Sync() {}
 };
 
 // A file descriptor the caller keeps open; throws std::system_error on failure.
@@ -158,6 +162,7 @@ class Writer {
   Output& out_;
   WriterOptions options_;
   std::vector<uint8_t> buf_;
+  std::vector<uint8_t> spare_;  // the buffer last handed to out_, maybe still being written
   size_t pos_ = 0;
   uint64_t flushed_ = 0;
   State state_ = State::kTop;

@@ -6,6 +6,7 @@
 // buffered whole: after Next() returns an object, ReadPayload() streams it in
 // chunks, and a payload nobody reads is skipped. zstd and gzip input is
 // detected from its magic bytes and decompressed through Boost.iostreams.
+// ReaderOptions::map_file reads an uncompressed file in place instead.
 #pragma once
 
 #include <cstddef>
@@ -47,6 +48,14 @@ const char* DialectName(Dialect d);
 struct ReaderOptions {
   size_t buffer_size = 1 << 20;
   size_t max_string = 64 << 20;  // longest string or list accepted, in bytes
+  // Zero-copy input: an uncompressed regular file is read in place through a
+  // sliding read-only mapping of map_window bytes instead of being copied
+  // into the buffer, so Payload() of an object up to map_window less a page
+  // never copies. Falls back to reading when the file cannot be mapped
+  // (address-space limits); compressed input and streams always read. The
+  // file must not shrink while it is read.
+  bool map_file = false;
+  size_t map_window = size_t{8} << 20;  // mapped pages count in RSS
 };
 
 class Reader {

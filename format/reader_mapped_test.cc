@@ -1,0 +1,173 @@
+// ReaderOptions::map_file: reading a file in place through a sliding window
+// must see exactly what reading it into the buffer sees — records, offsets,
+// payloads and errors — wherever records straddle the window's edges.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "libdump/format/reader.h"
+#include "libdump/format/sink.h"
+#include "libdump/format/writer.h"
+#include "sample_records_testutil.h"
+
+namespace libdump::format {
+namespace {
+
+constexpr size_t kSmallWindow = 8192;  // two pages: every few records cross an edge
+
+class TempDump {
+ public:
+  explicit TempDump(const std::string& bytes) {
+    fd_ = mkstemp(path_);
+    EXPECT_GE(fd_, 0);
+    EXPECT_EQ(write(fd_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    EXPECT_EQ(lseek(fd_, 0, SEEK_SET), 0);
+  }
+  ~TempDump() {
+    close(fd_);
+    unlink(path_);
+  }
+  int fd() const { return fd_; }
+
+ private:
+  char path_[32] = "/tmp/libdump_mapped_XXXXXX";
+  int fd_ = -1;
+};
+
+// Objects of sizes 0 .. 3 windows, with a string record between them, so that
+// headers, strings and payloads all fall across window edges somewhere.
+std::string StraddlingDump() {
+  std::ostringstream os;
+  OstreamSink sink(os);
+  Writer w(sink);
+  w.Header();
+  std::string payload;
+  uint64_t addr = 0x100000;
+  for (size_t i = 0; i < 200; ++i) {
+    const size_t size = (i * 977) % (3 * kSmallWindow);
+    payload.resize(size);
+    for (size_t k = 0; k < size; ++k) payload[k] = static_cast<char>(i + k * 13);
+    Record o;
+    o.kind = Kind::kObject;
+    o.object = {addr, 0, kObjRegular, size};
+    w.Write(o, payload.data());
+    addr += size + 16;
+    Record s;
+    s.kind = Kind::kOtherRoot;
+    s.other_root = {std::string(i * 37 % 5000, 'd'), addr};
+    w.Write(s, nullptr);
+  }
+  Record eof;
+  eof.kind = Kind::kEof;
+  w.Write(eof, nullptr);
+  w.Flush();
+  return os.str();
+}
+
+// What a reader sees, as text: every record's offset and kind, object
+// payloads (alternately through Payload() and ReadPayload()), strings, and the
+// error that ends the read, if any.
+std::string Trace(Reader& reader) {
+  std::string out;
+  try {
+    Record r;
+    for (size_t n = 0; reader.Next(r); ++n) {
+      out += std::to_string(r.offset) + " " + std::to_string(static_cast<int>(r.kind));
+      if (r.kind == Kind::kObject) {
+        std::string bytes;
+        if (n % 3 == 0) {
+          const auto s = reader.Payload();
+          bytes.assign(s.begin(), s.end());
+        } else if (n % 3 == 1) {
+          reader.ReadPayload([&](std::span<const uint8_t> c) { bytes.append(c.begin(), c.end()); });
+        }  // else skipped
+        out += " " + std::to_string(r.object.size) + " " + std::to_string(std::hash<std::string>()(bytes));
+      }
+      if (r.kind == Kind::kOtherRoot) out += " " + r.other_root.description;
+      out += "\n";
+    }
+  } catch (const FormatError& e) {
+    out += std::string("error ") + e.what() + "\n";
+  }
+  return out;
+}
+
+// The same file read into the buffer (a regular file too: its size bounds
+// lengths up front, which changes some errors from those of a stream).
+std::string ReadBuffered(const std::string& bytes) {
+  TempDump f(bytes);
+  try {
+    Reader reader(f.fd(), {.buffer_size = 4096});
+    return Trace(reader);
+  } catch (const FormatError& e) {  // the header
+    return std::string("error ") + e.what() + "\n";
+  }
+}
+
+std::string ReadMapped(const std::string& bytes, size_t window = kSmallWindow) {
+  TempDump f(bytes);
+  try {
+    Reader reader(f.fd(), {.map_file = true, .map_window = window});
+    return Trace(reader);
+  } catch (const FormatError& e) {
+    return std::string("error ") + e.what() + "\n";
+  }
+}
+
+TEST(ReaderMapped, SameRecordsPayloadsAndOffsetsAcrossWindowEdges) {
+  const std::string dump = StraddlingDump();
+  ASSERT_GT(dump.size(), 50 * kSmallWindow);
+  const std::string want = ReadBuffered(dump);
+  ASSERT_EQ(want.find("error"), std::string::npos) << want;
+  EXPECT_EQ(ReadMapped(dump), want);
+  EXPECT_EQ(ReadMapped(dump, 1 << 20), want);
+}
+
+TEST(ReaderMapped, PayloadOfAnObjectWithinTheWindowPointsIntoTheFile) {
+  const std::string dump = testing::SampleDump();
+  TempDump f(dump);
+  Reader reader(f.fd(), {.map_file = true});
+  Record r;
+  while (reader.Next(r) && !(r.kind == Kind::kObject && r.object.size == 3000)) {
+  }
+  ASSERT_EQ(r.object.size, 3000u);
+  const uint64_t at = reader.offset();
+  const auto s = reader.Payload();
+  ASSERT_EQ(s.size(), 3000u);
+  EXPECT_EQ(std::string(s.begin(), s.end()), dump.substr(at, 3000));
+}
+
+TEST(ReaderMapped, SameErrorsForEveryTruncationAndCorruption) {
+  const std::string dump = StraddlingDump().substr(0, 6 * kSmallWindow);
+  for (size_t k = 0; k < dump.size(); k += (k < 64 ? 1 : 61)) {
+    const std::string cut = dump.substr(0, k);
+    ASSERT_EQ(ReadMapped(cut), ReadBuffered(cut)) << "cut at " << k;
+  }
+  std::string bad = StraddlingDump();
+  bad[3 * kSmallWindow] = '\xff';
+  bad[3 * kSmallWindow + 1] = '\xff';
+  EXPECT_EQ(ReadMapped(bad), ReadBuffered(bad));
+}
+
+TEST(ReaderMapped, CompressedInputIsStillDecompressed) {
+  std::ostringstream os;
+  {
+    OstreamSink file(os);
+    ZstdSink zstd(file, 1);
+    Writer w(zstd);
+    testing::WriteSample(w, testing::SampleRecords());
+    w.Flush();
+    zstd.Finish();
+  }
+  TempDump f(os.str());
+  Reader reader(f.fd(), {.map_file = true});
+  EXPECT_EQ(reader.compression(), Compression::kZstd);
+  EXPECT_EQ(Trace(reader), ReadBuffered(testing::SampleDump()));
+}
+
+}  // namespace
+}  // namespace libdump::format
