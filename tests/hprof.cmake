@@ -63,6 +63,15 @@ if(TARGET dumptohprof AND TARGET readdump)
       TIMEOUT 600)
   endif()
 
+  # HeapCheck's raw-record rules (those of Eclipse MAT and jhat): a valid file
+  # passes, and each deliberately broken one fails with its own PROBLEM line.
+  add_executable(make_broken_hprofs hprof/make_broken_hprofs.cc)
+  target_link_libraries(make_broken_hprofs PRIVATE libdump::hprof)
+  add_test(NAME hprof_check_catches_broken_files COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/hprof/broken_check.sh
+    $<TARGET_FILE:make_broken_hprofs> ${CMAKE_CURRENT_SOURCE_DIR}/hprof/heap_check.sh $<TARGET_FILE:dumptohprof>
+    $<TARGET_FILE:readdump> ${_h}/broken)
+  set_tests_properties(hprof_check_catches_broken_files PROPERTIES LABELS integration TIMEOUT 600)
+
   add_test(NAME hprof_cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/hprof/cli_test.sh $<TARGET_FILE:dumptohprof>
     ${_h}/kinds.dump ${_h}/cli)
   set_tests_properties(hprof_cli PROPERTIES FIXTURES_REQUIRED hprof_dumps LABELS integration)

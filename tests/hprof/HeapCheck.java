@@ -11,7 +11,8 @@
 // Checks: per-class instance counts equal the histogram (types whose objects
 // share an hprof class, as all byte[] do, are compared as a group); every
 // field and object-array reference resolves (arrays checked on the raw ids);
-// every root names an instance; threads have names and their frames.
+// every root names an instance; threads have names and their frames; and,
+// on the raw records, the rules of Eclipse MAT and jhat (checkStructure).
 // Prints PROBLEM: lines and RESULT: OK|FAILED; exit 0 ok, 1 otherwise.
 import java.io.*;
 import java.nio.file.*;
@@ -38,10 +39,16 @@ public class HeapCheck {
                 default: System.err.println("unknown argument " + args[i]); System.exit(2);
             }
         }
-        Heap heap = HeapFactory.createHeap(file);
         try {
+            checkStructure(file);
+        } catch (IOException | RuntimeException e) {
+            problem("unreadable: " + e);
+        }
+        try {
+            Heap heap = HeapFactory.createHeap(file);
             check(heap, histogram, classMap, threads, frames, rootKinds);
-            checkArrayIds(file, heap);
+        } catch (IOException | RuntimeException e) {
+            problem("VisualVM's heap library cannot load the file: " + e);
         } finally {
             for (File f : Objects.requireNonNull(file.getAbsoluteFile().getParentFile().listFiles()))
                 if (f.getName().startsWith(file.getName() + ".hwcache")) deleteTree(f);
@@ -167,8 +174,23 @@ public class HeapCheck {
     }
     static void union(Map<String, String> p, String a, String b) { p.put(find(p, a), find(p, b)); }
 
-    // The library hides unresolved object-array slots as nulls: read the raw ids.
-    static void checkArrayIds(File file, Heap heap) throws IOException {
+    // The rules Eclipse MAT and jhat enforce and VisualVM's library does not,
+    // checked on the raw records (so broken files are judged without loading
+    // them): one heap dump (never two 0x0C records, segments contiguous and
+    // closed by 0x2C); UTF8, LOAD CLASS, FRAME and TRACE before the heap; every
+    // TRACE's frames defined before it and every trace serial used defined; a
+    // LOAD CLASS for every class dump; superclass 0 or dumped; class dumps
+    // before their instances; object ids unique and non-zero; every root and
+    // every object-array slot names an object in the file (the library shows
+    // unresolved slots as nulls); ROOT THREAD OBJECT before any frame root
+    // naming its thread serial; no zero-length record but HEAP DUMP END.
+    static void checkStructure(File file) throws IOException {
+        Set<Long> frames = new HashSet<>(), loaded = new HashSet<>(), classes = new HashSet<>(), objects = new HashSet<>();
+        Set<Integer> traces = new HashSet<>(), usedTraces = new TreeSet<>(), threadSerials = new HashSet<>();
+        List<long[]> supers = new ArrayList<>();   // {class, super}
+        List<long[]> refs = new ArrayList<>();     // {what (0 root, 1 slot), id, holder}
+        int heapDumps = 0, segmentRuns = 0, ends = 0;
+        int lastTag = -1;
         long slots = 0;
         try (DataInputStream in = new DataInputStream(new BufferedInputStream(new FileInputStream(file), 1 << 20))) {
             while (in.readByte() != 0) { }
@@ -179,46 +201,124 @@ public class HeapCheck {
                 if (tag < 0) break;
                 in.readInt();
                 long len = in.readInt() & 0xFFFFFFFFL;
-                if (tag != 0x1C) { in.skipNBytes(len); continue; }
-                long end = len;
-                while (end > 0) {
-                    int sub = in.readUnsignedByte();
-                    long used = 1;
-                    switch (sub) {
-                        case 0xFF: in.readLong(); used += 8; break;
-                        case 0x01: case 0x03: case 0x08: in.skipNBytes(16); used += 16; break;
-                        case 0x20: {
-                            in.skipNBytes(8 + 4 + 48 + 4); used += 64;
-                            int cp = in.readUnsignedShort(); used += 2;
-                            if (cp != 0) throw new IOException("constant pool entries");
-                            int st = in.readUnsignedShort(); used += 2;
-                            for (int i = 0; i < st; i++) { in.readLong(); int t = in.readUnsignedByte(); int s = size(t); in.skipNBytes(s); used += 9 + s; }
-                            int nf = in.readUnsignedShort(); used += 2;
-                            in.skipNBytes(9L * nf); used += 9L * nf;
-                            break;
-                        }
-                        case 0x21: { in.skipNBytes(20); long n = in.readInt() & 0xFFFFFFFFL; in.skipNBytes(n); used += 24 + n; break; }
-                        case 0x22: {
-                            long id = in.readLong(); in.readInt(); long n = in.readInt() & 0xFFFFFFFFL; in.readLong();
-                            used += 24 + 8 * n;
-                            for (long i = 0; i < n; i++) {
-                                long e = in.readLong();
-                                if (e == 0) continue;
-                                slots++;
-                                if (heap.getInstanceByID(e) == null)
-                                    problem("slot " + i + " of array 0x" + Long.toHexString(id) + " -> 0x" + Long.toHexString(e) + " does not resolve");
-                            }
-                            break;
-                        }
-                        case 0x23: { in.skipNBytes(12); long n = in.readInt() & 0xFFFFFFFFL; int t = in.readUnsignedByte(); in.skipNBytes(n * size(t)); used += 17 + n * size(t); break; }
-                        default: throw new IOException("sub-record tag " + sub);
-                    }
-                    end -= used;
+                if (len == 0 && tag != 0x2C) problem("zero-length record of tag 0x" + Integer.toHexString(tag));
+                if (tag == 0x0C) heapDumps++;
+                if (tag == 0x1C && lastTag != 0x1C) segmentRuns++;
+                if (tag == 0x2C) {
+                    ends++;
+                    if (lastTag != 0x1C && lastTag != 0x0C) problem("HEAP DUMP END closes no heap dump");
                 }
-                if (end != 0) problem("a sub-record overruns its segment");
+                if (lastTag == 0x1C && tag != 0x1C && tag != 0x2C) problem("heap dump segments not closed by HEAP DUMP END before tag 0x" + Integer.toHexString(tag));
+                boolean inHeap = heapDumps + segmentRuns > 0;
+                if (inHeap && (tag == 0x01 || tag == 0x02 || tag == 0x04 || tag == 0x05))
+                    problem("top-level record 0x" + Integer.toHexString(tag) + " after the heap dump began");
+                lastTag = tag;
+                switch (tag) {
+                    case 0x02: { in.readInt(); loaded.add(in.readLong()); usedTraces.add(in.readInt()); in.readLong(); break; }
+                    case 0x04: { long id = in.readLong(); if (!frames.add(id)) problem("FRAME 0x" + Long.toHexString(id) + " defined twice"); in.skipNBytes(len - 8); break; }
+                    case 0x05: {
+                        int serial = in.readInt(); in.readInt(); int n = in.readInt();
+                        if (!traces.add(serial)) problem("TRACE " + serial + " defined twice");
+                        for (int i = 0; i < n; i++) {
+                            long f = in.readLong();
+                            if (!frames.contains(f)) problem("TRACE " + serial + " names frame 0x" + Long.toHexString(f) + " before (or without) its FRAME");
+                        }
+                        break;
+                    }
+                    case 0x0A: { in.readInt(); in.readLong(); usedTraces.add(in.readInt()); in.skipNBytes(24); break; }
+                    case 0x0C: case 0x1C: {
+                        long end = len;
+                        while (end > 0) {
+                            int sub = in.readUnsignedByte();
+                            long used = 1;
+                            switch (sub) {
+                                case 0xFF: case 0x05: case 0x07: refs.add(new long[] {0, in.readLong(), sub}); used += 8; break;
+                                case 0x01: refs.add(new long[] {0, in.readLong(), sub}); in.readLong(); used += 16; break;
+                                case 0x04: case 0x06: refs.add(new long[] {0, in.readLong(), sub}); in.readInt(); used += 12; break;
+                                case 0x02: case 0x03: {
+                                    refs.add(new long[] {0, in.readLong(), sub});
+                                    int thread = in.readInt(); in.readInt(); used += 16;
+                                    if (!threadSerials.contains(thread))
+                                        problem("frame root names thread serial " + thread + " before (or without) its ROOT THREAD OBJECT");
+                                    break;
+                                }
+                                case 0x08: {
+                                    refs.add(new long[] {0, in.readLong(), sub});
+                                    threadSerials.add(in.readInt()); usedTraces.add(in.readInt()); used += 16;
+                                    break;
+                                }
+                                case 0x20: {
+                                    long id = in.readLong(); usedTraces.add(in.readInt()); long sup = in.readLong();
+                                    in.skipNBytes(40); used += 60;
+                                    newObject(objects, id, "class");
+                                    classes.add(id);
+                                    if (!loaded.contains(id)) problem("class dump 0x" + Long.toHexString(id) + " without a LOAD CLASS");
+                                    supers.add(new long[] {id, sup});
+                                    in.readInt(); used += 4;
+                                    int cp = in.readUnsignedShort(); used += 2;
+                                    for (int i = 0; i < cp; i++) { in.readUnsignedShort(); int t = in.readUnsignedByte(); int s = size(t); in.skipNBytes(s); used += 3 + s; }
+                                    int st = in.readUnsignedShort(); used += 2;
+                                    for (int i = 0; i < st; i++) { in.readLong(); int t = in.readUnsignedByte(); int s = size(t); in.skipNBytes(s); used += 9 + s; }
+                                    int nf = in.readUnsignedShort(); used += 2;
+                                    in.skipNBytes(9L * nf); used += 9L * nf;
+                                    break;
+                                }
+                                case 0x21: {
+                                    long id = in.readLong(); usedTraces.add(in.readInt()); long cls = in.readLong();
+                                    long n = in.readInt() & 0xFFFFFFFFL; in.skipNBytes(n); used += 24 + n;
+                                    newObject(objects, id, "instance");
+                                    if (!classes.contains(cls)) problem("instance 0x" + Long.toHexString(id) + " before (or without) the dump of its class 0x" + Long.toHexString(cls));
+                                    break;
+                                }
+                                case 0x22: {
+                                    long id = in.readLong(); usedTraces.add(in.readInt()); long n = in.readInt() & 0xFFFFFFFFL; long cls = in.readLong();
+                                    used += 24 + 8 * n;
+                                    newObject(objects, id, "object array");
+                                    if (!classes.contains(cls)) problem("object array 0x" + Long.toHexString(id) + " before (or without) the dump of its class 0x" + Long.toHexString(cls));
+                                    for (long i = 0; i < n; i++) {
+                                        long e = in.readLong();
+                                        if (e != 0) { slots++; refs.add(new long[] {1, e, id}); }
+                                    }
+                                    break;
+                                }
+                                case 0x23: {
+                                    long id = in.readLong(); usedTraces.add(in.readInt()); long n = in.readInt() & 0xFFFFFFFFL; int t = in.readUnsignedByte();
+                                    in.skipNBytes(n * size(t)); used += 17 + n * size(t);
+                                    newObject(objects, id, "primitive array");
+                                    break;
+                                }
+                                default: throw new IOException("sub-record tag 0x" + Integer.toHexString(sub));
+                            }
+                            end -= used;
+                        }
+                        if (end != 0) problem("a sub-record overruns its segment");
+                        break;
+                    }
+                    default: in.skipNBytes(len);
+                }
             }
         }
-        System.out.printf("object-array references %d%n", slots);
+        if (heapDumps > 1) problem(heapDumps + " HEAP DUMP (0x0C) records: readers take one heap dump per file");
+        if (heapDumps > 0 && segmentRuns > 0) problem("both HEAP DUMP and HEAP DUMP SEGMENT records");
+        if (segmentRuns > 1) problem("heap dump segments in " + segmentRuns + " runs: a second heap dump");
+        if (segmentRuns > 0 && ends != 1) problem(ends + " HEAP DUMP END records for one heap dump");
+        if (heapDumps + segmentRuns == 0) problem("no heap dump");
+        for (long[] cs : supers)
+            if (cs[1] != 0 && !classes.contains(cs[1]))
+                problem("class 0x" + Long.toHexString(cs[0]) + " has superclass 0x" + Long.toHexString(cs[1]) + ", which is not dumped");
+        for (int t : usedTraces) if (!traces.contains(t)) problem("trace serial " + t + " used but no TRACE defines it");
+        for (long[] r : refs) {
+            if (objects.contains(r[1])) continue;
+            if (r[0] == 0) problem("GC root (sub-record 0x" + Long.toHexString(r[2]) + ") names 0x" + Long.toHexString(r[1]) + ", which is not in the file");
+            else problem("slot of array 0x" + Long.toHexString(r[2]) + " -> 0x" + Long.toHexString(r[1]) + " does not resolve");
+        }
+        System.out.printf("structure: %d objects, %d classes, %d traces, %d frames, object-array references %d%n",
+                objects.size(), classes.size(), traces.size(), frames.size(), slots);
+    }
+
+    static void newObject(Set<Long> objects, long id, String what) {
+        if (id == 0) problem(what + " with id 0");
+        else if (!objects.add(id)) problem(what + " 0x" + Long.toHexString(id) + ": id used twice");
     }
 
     static int size(int t) {
