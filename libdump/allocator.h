@@ -46,10 +46,13 @@ __attribute__((always_inline)) inline void FreeFast(void* ptr) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
   Span* s = g_page_map.Get(p);
   ThreadHeap* h = t_heap;
+  if (LIBDUMP_UNLIKELY(s == nullptr || h == nullptr)) return FreeSlow(ptr, s);
+  const ThreadHeap* owner = s->owner.load(std::memory_order_relaxed);
+  // A small span of another thread (or of none): a remote free.
+  if (owner != h && s->state == SpanState::kSmall) return FreeNotOwned(h, s, ptr);
   // Owned by this thread implies a small span; free_flags sends annotated
   // spans to the slow path.
-  if (LIBDUMP_LIKELY(s != nullptr && h != nullptr && s->owner.load(std::memory_order_relaxed) == h &&
-                     s->free_flags == 0)) {
+  if (LIBDUMP_LIKELY(owner == h && s->free_flags == 0)) {
     const uint32_t i = s->SlotIndex(p);
     const uint64_t m = uint64_t{1} << (i & 63);
     std::atomic<uint64_t>& w = s->live[i >> 6];

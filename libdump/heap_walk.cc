@@ -4,6 +4,7 @@
 #include "arena.h"
 #include "page_heap.h"
 #include "page_map.h"
+#include "remote_batch.h"
 
 namespace libdump::internal {
 
@@ -43,8 +44,12 @@ void Walk(ObjectVisitor visit, void* context) {
       if (s->state == SpanState::kLarge) {
         visit(Describe(s, 0), context);
       } else if (s->state == SpanState::kSmall) {
+        // Frees other threads have batched but not published are frees.
+        uint64_t batched[kBitmapWords] = {};
+        CollectBatchedFrees(s, batched);
         for (uint32_t w = 0; w < s->nwords(); ++w) {
-          uint64_t bits = s->live[w].load(std::memory_order_acquire) & ~s->remote[w].load(std::memory_order_acquire);
+          uint64_t bits = s->live[w].load(std::memory_order_acquire) &
+                          ~s->remote[w].load(std::memory_order_acquire) & ~batched[w];
           while (bits != 0) {
             const uint32_t i = w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
             bits &= bits - 1;
@@ -85,6 +90,9 @@ bool FindObject(const void* addr, ObjectInfo* out) {
   if (s->state != SpanState::kSmall) return false;
   const uint32_t i = s->SlotIndex(p);
   if (i >= s->nslots || !s->SlotLive(i)) return false;
+  uint64_t batched[kBitmapWords] = {};
+  CollectBatchedFrees(s, batched);
+  if ((batched[i >> 6] >> (i & 63)) & 1) return false;
   *out = Describe(s, i);
   return true;
 }

@@ -14,6 +14,10 @@ constinit thread_local ThreadHeap* t_heap __attribute__((tls_model("initial-exec
 
 namespace {
 
+// Set once the thread's heap is detached at exit: frees made later (libc's
+// own clean-up) must not attach a heap that nothing would detach again.
+constinit thread_local bool t_detached __attribute__((tls_model("initial-exec"))) = false;
+
 SpinLock g_heaps_lock;                   // guards the pool and registry pushes
 ThreadHeap* g_heap_pool = nullptr;
 std::atomic<ThreadHeap*> g_all_heaps{nullptr};
@@ -145,10 +149,8 @@ bool Refill(ThreadHeap* h, int c) {
 
 namespace {
 
-// Clears the annotations of a slot being freed.
-void ClearExtras(Span* s, uint32_t i) {
-  SpanExtra* e = s->extra.load(std::memory_order_acquire);
-  if (e == nullptr) return;
+// The slow part of ClearExtras: the span has a side table.
+__attribute__((noinline)) void ClearExtrasOf(SpanExtra* e, Span* s, uint32_t i) {
   e->type_id[i].store(0, std::memory_order_relaxed);
   e->count[i].store(0, std::memory_order_relaxed);
   const uint64_t m = uint64_t{1} << (i & 63);
@@ -156,6 +158,11 @@ void ClearExtras(Span* s, uint32_t i) {
     e->sampled[i >> 6].fetch_and(~m, std::memory_order_relaxed);
     NotifySampledFree(reinterpret_cast<void*>(s->SlotAddress(i)), s->slot_size);
   }
+}
+
+// Clears the annotations of a slot being freed (most spans have none).
+inline void ClearExtras(Span* s, uint32_t i) {
+  if (SpanExtra* e = s->extra.load(std::memory_order_acquire)) ClearExtrasOf(e, s, i);
 }
 
 }  // namespace
@@ -190,24 +197,46 @@ void RemoteFree(ThreadHeap* h, Span* s, uint32_t i) {
   const uint64_t m = uint64_t{1} << (i & 63);
   const void* addr = reinterpret_cast<void*>(s->SlotAddress(i));
   if (!(s->live[i >> 6].load(std::memory_order_acquire) & m)) Fatal("double free", addr);
+  if (s->remote[i >> 6].load(std::memory_order_relaxed) & m) Fatal("double free", addr);
   ClearExtras(s, i);
-  // Announce, then publish: once the remote bit is set the owner may collect
-  // it, find the span empty, release it and recycle its Span object, so
-  // nothing of the span is touched after the fetch_or. An owner that collects
-  // between the two steps misses this bit until the next announcement (or
-  // until the span is disposed of, which collects unconditionally).
   const int c = s->size_class;
-  if (s->remote_pending.fetch_add(1, std::memory_order_acq_rel) == 0) {
-    if (ThreadHeap* owner = s->owner.load(std::memory_order_acquire)) {
-      owner->remote_hint[c].store(1, std::memory_order_relaxed);
-    }
-  }
-  if (s->remote[i >> 6].fetch_or(m, std::memory_order_acq_rel) & m) Fatal("double free", addr);
+  // A thread that only frees (a consumer) gets a heap too, for its batches.
+  if (h == nullptr && !t_detached) h = AttachHeap();
   if (h != nullptr) {
     auto& frees = h->cache[c].frees;
     frees.store(frees.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    BatchRemoteFree(h->batches, s, i);
   } else {
     CountHeaplessFree(g_classes[c].size);
+    PublishRemote(s, i >> 6, m);
+  }
+}
+
+void FreeNotOwned(ThreadHeap* h, Span* s, void* ptr) {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  const uint32_t i = s->SlotIndex(p);
+  if (i >= s->nslots || s->SlotAddress(i) != p) Fatal("free of a pointer inside an object", ptr);
+  RemoteFree(h, s, i);
+}
+
+void PublishRemote(Span* s, uint32_t w, uint64_t bits) {
+  const uintptr_t base = s->SlotAddress(w * 64);
+  const uint32_t slot_size = s->slot_size;
+  // Announce, then publish: once a remote bit is set the owner may collect
+  // it, find the span empty, release it and recycle its Span object, so
+  // nothing of the span is touched after the fetch_or. An owner that collects
+  // between the two steps misses these bits until the next announcement (or
+  // until the span is disposed of, which collects unconditionally). The
+  // announcement is a flag: a plain store when it is not already up saves
+  // an atomic read-modify-write on a line the owner reads.
+  if (s->remote_pending.load(std::memory_order_relaxed) == 0) {
+    s->remote_pending.store(1, std::memory_order_release);
+    if (ThreadHeap* owner = s->owner.load(std::memory_order_acquire)) {
+      owner->remote_hint[s->size_class].store(1, std::memory_order_relaxed);
+    }
+  }
+  if (const uint64_t twice = s->remote[w].fetch_or(bits, std::memory_order_acq_rel) & bits) {
+    Fatal("double free", reinterpret_cast<void*>(base + static_cast<uintptr_t>(__builtin_ctzll(twice)) * slot_size));
   }
 }
 
@@ -235,6 +264,8 @@ ThreadHeap* AttachHeap() {
 
 void DetachHeap(ThreadHeap* h) {
   AllocatorSection section;
+  t_detached = true;
+  FlushRemoteBatches(h);
   for (int c = 1; c < kNumClasses; ++c) {
     ClassCache& cc = h->cache[c];
     if (Span* s = cc.span) {

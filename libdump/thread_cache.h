@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "config.h"
+#include "remote_batch.h"
 #include "size_class.h"
 #include "span.h"
 
@@ -34,6 +35,8 @@ struct ThreadHeap {
   SpanQueue full[kNumClasses];
   // Remote frees into this heap's spans since it last swept its full lists.
   std::atomic<uint32_t> remote_hint[kNumClasses] = {};
+  // This thread's frees of other heaps' objects, not yet published.
+  RemoteBatches batches;
   std::atomic<uint64_t> large_mallocs{0};
   std::atomic<uint64_t> large_frees{0};
   std::atomic<uint64_t> large_bytes_allocated{0};
@@ -66,6 +69,10 @@ void CollectRemote(Span* s, bool force = false);
 // The slot is known to be a slot start.
 void LocalFree(ThreadHeap* h, Span* s, uint32_t index);
 void RemoteFree(ThreadHeap* h, Span* s, uint32_t index);
+// Frees ptr, in small span s that h (not null) does not own.
+void FreeNotOwned(ThreadHeap* h, Span* s, void* ptr);
+// Sets `bits` (freed slots) in s->remote[w]; s is not touched afterwards.
+void PublishRemote(Span* s, uint32_t w, uint64_t bits);
 
 // Every heap ever created (for statistics), newest first.
 ThreadHeap* AllHeaps();

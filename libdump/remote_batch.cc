@@ -1,0 +1,69 @@
+#include "remote_batch.h"
+
+#include "allocator.h"
+#include "lock.h"
+#include "thread_cache.h"
+
+namespace libdump::internal {
+
+namespace {
+
+// Publishes entry e and leaves it naming (s, w) with `bits`. Callers are
+// inside an allocator section and have made the sequence count odd.
+void Replace(RemoteBatch& e, Span* s, uint32_t w, uint64_t bits) {
+  if (const uint64_t old = e.bits.load(std::memory_order_relaxed)) {
+    PublishRemote(e.span.load(std::memory_order_relaxed), e.word.load(std::memory_order_relaxed), old);
+  }
+  e.span.store(s, std::memory_order_relaxed);
+  e.word.store(w, std::memory_order_relaxed);
+  e.bits.store(bits, std::memory_order_relaxed);
+}
+
+// Seqlock writer side; only the heap's thread writes.
+void BeginChange(RemoteBatches& b) {
+  b.seq.store(b.seq.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_release);
+}
+void EndChange(RemoteBatches& b) {
+  b.seq.store(b.seq.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+}  // namespace
+
+void ReplaceBatch(RemoteBatches& b, RemoteBatch& e, Span* s, uint32_t w, uint64_t bits) {
+  AllocatorSection section;
+  BeginChange(b);
+  Replace(e, s, w, bits);
+  EndChange(b);
+}
+
+void FlushRemoteBatches(ThreadHeap* h) {
+  AllocatorSection section;
+  BeginChange(h->batches);
+  for (RemoteBatch& e : h->batches.entry) Replace(e, nullptr, 0, 0);
+  EndChange(h->batches);
+}
+
+void CollectBatchedFrees(const Span* s, uint64_t (&freed)[kBitmapWords]) {
+  const int c = s->size_class;
+  for (ThreadHeap* h = AllHeaps(); h != nullptr; h = h->next_all) {
+    const RemoteBatches& b = h->batches;
+    const RemoteBatch& e = b.entry[c];
+    Span* span;
+    uint32_t w;
+    uint64_t bits;
+    for (;;) {
+      // A writer is inside a short section that takes no lock; a stopped
+      // thread is never inside one.
+      const uint32_t seq = b.seq.load(std::memory_order_acquire);
+      span = e.span.load(std::memory_order_relaxed);
+      w = e.word.load(std::memory_order_relaxed);
+      bits = e.bits.load(std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if ((seq & 1) == 0 && b.seq.load(std::memory_order_relaxed) == seq) break;
+    }
+    if (span == s && w < kBitmapWords) freed[w] |= bits;
+  }
+}
+
+}  // namespace libdump::internal
