@@ -16,9 +16,11 @@ if(TARGET dumptohprof AND TARGET readdump)
 
   # Every record kind: 2 threads, 5 frames; roots: 2 thread objects, 2 frame
   # roots of known frames (+1 of an unknown frame and 1 dropped), 2 data roots
-  # (1 dropped), 3 other roots x2, 1 finalizer.
+  # (1 dropped), 3 other roots x2, 1 finalizer; 3 objects with allocation
+  # stacks (+1 to no object); memstats.
   add_test(NAME hprof_visualvm_kinds COMMAND ${_check} ${_h}/kinds.dump ${_h}/kinds --
-    --roots "Java frame=3" --roots "JNI global=2" --roots "thread object=2" --roots "unknown=8")
+    --roots "Java frame=3" --roots "JNI global=2" --roots "thread object=2" --roots "unknown=8"
+    --alloc-traces 3 --static libdump.MemStats.mallocs=42 --static libdump.MemStats.heap_inuse=123456)
   # Compressed input, read directly.
   add_test(NAME hprof_visualvm_zstd COMMAND ${_check} ${_h}/kinds.dump.zst ${_h}/zstd)
   # Segment splitting on a real reader: 1 MiB segments.
@@ -35,7 +37,8 @@ if(TARGET dumptohprof AND TARGET readdump)
   set_tests_properties(hprof_visualvm_writer_synthetic PROPERTIES LABELS integration TIMEOUT 600)
 
   # The testdata dumps of readdump.
-  add_test(NAME hprof_visualvm_testdata_full COMMAND ${_check} ${PROJECT_SOURCE_DIR}/testdata/full.dump ${_h}/full)
+  add_test(NAME hprof_visualvm_testdata_full COMMAND ${_check} ${PROJECT_SOURCE_DIR}/testdata/full.dump ${_h}/full --
+    --alloc-traces 1)
   set_tests_properties(hprof_visualvm_testdata_full PROPERTIES LABELS integration TIMEOUT 600)
   # The example program's dump.
   if(TARGET sample_dump)

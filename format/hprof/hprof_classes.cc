@@ -33,6 +33,11 @@ Id ClassTable::Add(std::string_view name, Id super, std::span<const FieldSpec> f
   return id;
 }
 
+void ClassTable::SetStatics(Id class_id, std::vector<StaticField> statics) {
+  if (statics.size() > UINT16_MAX) throw std::length_error("hprof: more than 65535 static fields");
+  entries_.at(class_id).dump.statics = std::move(statics);
+}
+
 void ClassTable::DumpAll() {
   for (Id id : order_) writer_.ClassDump(entries_.at(id).dump);
 }

@@ -43,6 +43,38 @@ TEST(StringTable, EachTextWrittenOnce) {
   EXPECT_EQ(recs[2].body.substr(8), "beta");
 }
 
+TEST(ClassTable, StaticsGoWithTheClassDump) {
+  StringOutput out;
+  Writer w(out);
+  IdAllocator ids(0x100);
+  StringTable s(w, ids);
+  ClassTable c(w, s, ids);
+  const Id stats = c.Add("Stats", 0, {});
+  const Id name = s.Intern("count");
+  c.SetStatics(stats, {{name, Type::kLong, 0x0102030405060708}, {name, Type::kInt, 9}});
+  EXPECT_THROW(c.SetStatics(stats, std::vector<StaticField>(65536)), std::length_error);
+  c.DumpAll();
+  w.HeapDumpEnd();
+  const Rec* segment = nullptr;
+  const std::vector<Rec> recs = TopRecords(out.data());
+  for (const Rec& r : recs) {
+    if (r.tag == kTagHeapDumpSegment) segment = &r;
+  }
+  ASSERT_NE(segment, nullptr);
+  const std::vector<Rec> subs = SubRecords(segment->body);
+  ASSERT_EQ(subs.size(), 1u);
+  const std::string& b = subs[0].body;
+  EXPECT_EQ(Be(b, 0, 8), stats);
+  EXPECT_EQ(Be(b, 66, 2), 2u);  // statics, after the empty constant pool
+  EXPECT_EQ(Be(b, 68, 8), name);
+  EXPECT_EQ(Be(b, 76, 1), static_cast<uint64_t>(Type::kLong));
+  EXPECT_EQ(Be(b, 77, 8), 0x0102030405060708u);
+  EXPECT_EQ(Be(b, 85, 8), name);
+  EXPECT_EQ(Be(b, 93, 1), static_cast<uint64_t>(Type::kInt));
+  EXPECT_EQ(Be(b, 94, 4), 9u);
+  EXPECT_EQ(Be(b, 98, 2), 0u);  // no instance fields
+}
+
 TEST(ClassTable, LoadClassNowClassDumpLater) {
   StringOutput out;
   Writer w(out);

@@ -7,6 +7,8 @@
 //          [--class-map FILE]   dumptohprof --class-map output: TYPEID<TAB>CLASS<TAB>COUNT
 //          [--threads N] [--frames N]  thread roots and frames (over all threads) expected
 //          [--roots KIND=N]... exact count of GC roots of a kind ("Java frame", "JNI global", ...)
+//          [--alloc-traces N]  objects whose stack trace (allocation site) has frames
+//          [--static CLASS.FIELD=VALUE]... a static field's value as VisualVM shows it
 //
 // Checks: per-class instance counts equal the histogram (types whose objects
 // share an hprof class, as all byte[] do, are compared as a group); every
@@ -21,6 +23,7 @@ import org.graalvm.visualvm.lib.jfluid.heap.*;
 
 public class HeapCheck {
     static int problems = 0;
+    static long allocTraces = -1;
     static void problem(String s) { problems++; System.out.println("PROBLEM: " + s); }
 
     public static void main(String[] args) throws Exception {
@@ -28,6 +31,7 @@ public class HeapCheck {
         String histogram = null, classMap = null;
         int threads = -1, frames = -1;
         Map<String, Integer> rootKinds = new TreeMap<>();
+        Map<String, String> statics = new TreeMap<>();
         for (int i = 1; i < args.length; i++) {
             switch (args[i]) {
                 case "--histogram": histogram = args[++i]; break;
@@ -36,6 +40,9 @@ public class HeapCheck {
                 case "--frames": frames = Integer.parseInt(args[++i]); break;
                 case "--roots": { String a = args[++i]; int eq = a.lastIndexOf('=');
                     rootKinds.put(a.substring(0, eq), Integer.parseInt(a.substring(eq + 1))); break; }
+                case "--alloc-traces": allocTraces = Long.parseLong(args[++i]); break;
+                case "--static": { String a = args[++i]; int eq = a.indexOf('=');
+                    statics.put(a.substring(0, eq), a.substring(eq + 1)); break; }
                 default: System.err.println("unknown argument " + args[i]); System.exit(2);
             }
         }
@@ -47,6 +54,7 @@ public class HeapCheck {
         try {
             Heap heap = HeapFactory.createHeap(file);
             check(heap, histogram, classMap, threads, frames, rootKinds);
+            checkStatics(heap, statics);
         } catch (IOException | RuntimeException e) {
             problem("VisualVM's heap library cannot load the file: " + e);
         } finally {
@@ -187,6 +195,8 @@ public class HeapCheck {
     static void checkStructure(File file) throws IOException {
         Set<Long> frames = new HashSet<>(), loaded = new HashSet<>(), classes = new HashSet<>(), objects = new HashSet<>();
         Set<Integer> traces = new HashSet<>(), usedTraces = new TreeSet<>(), threadSerials = new HashSet<>();
+        Map<Integer, Long> objectTraces = new HashMap<>();   // trace serial -> objects
+        Map<Integer, Integer> traceFrames = new HashMap<>(); // trace serial -> frames
         List<long[]> supers = new ArrayList<>();   // {class, super}
         List<long[]> refs = new ArrayList<>();     // {what (0 root, 1 slot), id, holder}
         int heapDumps = 0, segmentRuns = 0, ends = 0;
@@ -219,6 +229,7 @@ public class HeapCheck {
                     case 0x05: {
                         int serial = in.readInt(); in.readInt(); int n = in.readInt();
                         if (!traces.add(serial)) problem("TRACE " + serial + " defined twice");
+                        traceFrames.put(serial, n);
                         for (int i = 0; i < n; i++) {
                             long f = in.readLong();
                             if (!frames.contains(f)) problem("TRACE " + serial + " names frame 0x" + Long.toHexString(f) + " before (or without) its FRAME");
@@ -264,14 +275,14 @@ public class HeapCheck {
                                     break;
                                 }
                                 case 0x21: {
-                                    long id = in.readLong(); usedTraces.add(in.readInt()); long cls = in.readLong();
+                                    long id = in.readLong(); objectTraces.merge(in.readInt(), 1L, Long::sum); long cls = in.readLong();
                                     long n = in.readInt() & 0xFFFFFFFFL; in.skipNBytes(n); used += 24 + n;
                                     newObject(objects, id, "instance");
                                     if (!classes.contains(cls)) problem("instance 0x" + Long.toHexString(id) + " before (or without) the dump of its class 0x" + Long.toHexString(cls));
                                     break;
                                 }
                                 case 0x22: {
-                                    long id = in.readLong(); usedTraces.add(in.readInt()); long n = in.readInt() & 0xFFFFFFFFL; long cls = in.readLong();
+                                    long id = in.readLong(); objectTraces.merge(in.readInt(), 1L, Long::sum); long n = in.readInt() & 0xFFFFFFFFL; long cls = in.readLong();
                                     used += 24 + 8 * n;
                                     newObject(objects, id, "object array");
                                     if (!classes.contains(cls)) problem("object array 0x" + Long.toHexString(id) + " before (or without) the dump of its class 0x" + Long.toHexString(cls));
@@ -282,7 +293,7 @@ public class HeapCheck {
                                     break;
                                 }
                                 case 0x23: {
-                                    long id = in.readLong(); usedTraces.add(in.readInt()); long n = in.readInt() & 0xFFFFFFFFL; int t = in.readUnsignedByte();
+                                    long id = in.readLong(); objectTraces.merge(in.readInt(), 1L, Long::sum); long n = in.readInt() & 0xFFFFFFFFL; int t = in.readUnsignedByte();
                                     in.skipNBytes(n * size(t)); used += 17 + n * size(t);
                                     newObject(objects, id, "primitive array");
                                     break;
@@ -306,6 +317,13 @@ public class HeapCheck {
         for (long[] cs : supers)
             if (cs[1] != 0 && !classes.contains(cs[1]))
                 problem("class 0x" + Long.toHexString(cs[0]) + " has superclass 0x" + Long.toHexString(cs[1]) + ", which is not dumped");
+        usedTraces.addAll(objectTraces.keySet());
+        long withTrace = 0;
+        for (Map.Entry<Integer, Long> e : objectTraces.entrySet())
+            if (traceFrames.getOrDefault(e.getKey(), 0) > 0) withTrace += e.getValue();
+        System.out.println("objects with an allocation site: " + withTrace);
+        if (allocTraces >= 0 && withTrace != allocTraces)
+            problem("expected " + allocTraces + " objects with an allocation site, got " + withTrace);
         for (int t : usedTraces) if (!traces.contains(t)) problem("trace serial " + t + " used but no TRACE defines it");
         for (long[] r : refs) {
             if (objects.contains(r[1])) continue;
@@ -314,6 +332,21 @@ public class HeapCheck {
         }
         System.out.printf("structure: %d objects, %d classes, %d traces, %d frames, object-array references %d%n",
                 objects.size(), classes.size(), traces.size(), frames.size(), slots);
+    }
+
+    static void checkStatics(Heap heap, Map<String, String> statics) {
+        for (Map.Entry<String, String> e : statics.entrySet()) {
+            int dot = e.getKey().lastIndexOf('.');
+            JavaClass c = heap.getJavaClassByName(e.getKey().substring(0, dot));
+            String got = null;
+            if (c != null)
+                for (Object o : c.getStaticFieldValues()) {
+                    FieldValue fv = (FieldValue) o;
+                    if (fv.getField().getName().equals(e.getKey().substring(dot + 1))) got = fv.getValue();
+                }
+            System.out.println("static " + e.getKey() + " = " + got);
+            if (!e.getValue().equals(got)) problem("static " + e.getKey() + ": expected " + e.getValue() + ", got " + got);
+        }
     }
 
     static void newObject(Set<Long> objects, long id, String what) {

@@ -5,7 +5,8 @@
 //   conservative class defined after its objects, untyped objects with and
 //   without pointers, arrays of pointers, of scalars and of structs, a
 //   pointer-free type, interior pointers, two threads with frames in a
-//   module, stack/data/other roots (some pointing nowhere), a finalizer.
+//   module, stack/data/other roots (some pointing nowhere), a finalizer,
+//   allocation stacks (3 objects), memstats (mallocs = 42).
 //
 //   make_hprof_test_dump OUT.dump [--nodes N] [--secret TEXT]
 #include <fcntl.h>
@@ -160,6 +161,14 @@ int main(int argc, char** argv) {
   w.OtherRoot("tls: thread 101", untyped_str);
   w.OtherRoot("registered: empty", empty);
   w.Finalizer({node(4), 1, kCode + 0x600, 0, kNode});
+  // Allocation stacks of 3 objects (two share one), with a named pc (a frame's),
+  // a pc in the module only and one outside every module; one to no object.
+  const std::vector<uint64_t> site = {kCode + 0x310, kCode + 0x7000, 0x7f0000009000};
+  w.AllocStack(node(0), 32, site);
+  w.AllocStack(blob, 64, site);
+  w.AllocStack(ints, 40, std::vector<uint64_t>{kCode + 0x250});
+  w.AllocStack(0x7, 8, site);
+  w.MemStats({{{"heap_inuse", 123456}, {"mallocs", 42}}});
   w.Eof();
   ::close(fd);
   if (w.error() != 0) return std::perror("write"), 1;

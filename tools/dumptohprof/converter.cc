@@ -101,6 +101,7 @@ class Converter {
     std_.emplace(*classes_);
     DeclareClasses();
     DeclareThreads();
+    DeclareAllocStacks();
     classes_->DumpAll();
     WriteThreads();
     {
@@ -133,6 +134,7 @@ class Converter {
     const hp::FieldSpec root_fields[] = {{"description", hp::Type::kObject}, {"target", hp::Type::kObject}};
     root_class_ = classes_->Add("libdump/Root", std_->object(), root_fields);
     untyped_array_ = classes_->Add("[L(untyped);", std_->object(), {});
+    DeclareMemStats();
     for (auto& [id, plan] : PlanTypes(catalog_)) {
       PlannedType& t = types_[id];
       plan.name = UniqueName(plan.name);
@@ -145,6 +147,20 @@ class Converter {
         t.array_class = classes_->Add("[L" + t.plan.name + ";", std_->object(), {});
       }
     }
+  }
+
+  // The allocator's statistics as static long fields of libdump.MemStats,
+  // which every reader shows on the class.
+  void DeclareMemStats() {
+    const auto& stats = catalog_.mem_stats();
+    if (stats.empty()) return;
+    const Id cls = classes_->Add(UniqueName("libdump/MemStats"), std_->object(), {});
+    std::vector<hp::StaticField> statics;
+    for (const format::MemStat& m : stats) {
+      if (statics.size() == UINT16_MAX) break;
+      statics.push_back({strings_->Intern(m.name), hp::Type::kLong, m.value});
+    }
+    classes_->SetStatics(cls, std::move(statics));
   }
 
   // The class a frame's method belongs to: its module.
@@ -187,6 +203,41 @@ class Converter {
       stats_.frames += frames.size();
     }
     stats_.threads = threads_.size();
+  }
+
+  // One FRAME per allocation pc, named after a frame record at the same pc,
+  // else module+offset (as in the module file), else the pc; one TRACE per
+  // distinct allocation stack, numbered after the threads' traces.
+  void DeclareAllocStacks() {
+    const AllocStacks& a = catalog_.alloc_stacks();
+    if (a.stacks.empty()) return;
+    const Id signature = strings_->Intern("()");
+    std::unordered_map<uint64_t, Id> frames;
+    uint32_t serial = static_cast<uint32_t>(threads_.size()) + 2;
+    std::vector<Id> trace;
+    for (const std::vector<uint64_t>& pcs : a.stacks) {
+      trace.clear();
+      for (uint64_t pc : pcs) {
+        auto [it, inserted] = frames.try_emplace(pc, 0);
+        if (inserted) {
+          Id source = 0;
+          const uint32_t cls = ModuleSerial(pc, &source);
+          it->second = ids_->Next();
+          writer_->Frame(it->second, strings_->Intern(PcName(pc)), signature, source, cls, -1);
+        }
+        trace.push_back(it->second);
+      }
+      writer_->Trace(serial, 0, trace);
+      alloc_traces_.push_back(serial++);
+    }
+  }
+
+  std::string PcName(uint64_t pc) const {
+    if (auto it = catalog_.alloc_stacks().names.find(pc); it != catalog_.alloc_stacks().names.end()) return it->second;
+    for (const format::ModuleRecord& m : catalog_.modules()) {
+      if (pc >= m.start && pc < m.end) return Basename(m.path) + "+" + HexAddr(pc - m.start + m.file_offset);
+    }
+    return HexAddr(pc);
   }
 
   void WriteThreads() {
@@ -326,6 +377,13 @@ class Converter {
   void Object(format::Reader& reader, const format::Record& r) {
     const format::ObjectRecord& o = r.object;
     ++stats_.objects;
+    trace_ = kEmptyTrace;
+    if (const auto& of = catalog_.alloc_stacks().of_object; !of.empty()) {
+      if (auto it = of.find(o.addr); it != of.end()) {
+        trace_ = alloc_traces_[it->second];
+        ++stats_.alloc_stacks;
+      }
+    }
     if (!catalog_.duplicates().empty() && catalog_.duplicates().contains(o.addr) &&
         !seen_duplicates_.insert(o.addr).second) {
       throw format::FormatError(r.offset, "kind 1 (object)",
@@ -373,7 +431,7 @@ class Converter {
       if (inside && !o_.redact) Scalar(out, payload.data() + f.offset, f.size);
       out += f.size;
     }
-    writer_->Instance(o.addr, kEmptyTrace, t.instance_class, data_);
+    writer_->Instance(o.addr, trace_, t.instance_class, data_);
     ++stats_.instances;
   }
 
@@ -407,7 +465,7 @@ class Converter {
 
   void Words(format::Reader& reader, const format::ObjectRecord& o, Id cls, const std::vector<bool>& pointer_words) {
     const uint64_t length = CapLength(o.size / ptr_, hp::kIdSize);
-    writer_->BeginObjectArray(o.addr, kEmptyTrace, cls, static_cast<uint32_t>(length));
+    writer_->BeginObjectArray(o.addr, trace_, cls, static_cast<uint32_t>(length));
     ids_buf_.clear();
     uint64_t w = 0;
     const size_t period = pointer_words.size();
@@ -422,7 +480,7 @@ class Converter {
   void Primitives(format::Reader& reader, const format::ObjectRecord& o, hp::Type type) {
     const unsigned k = hp::TypeSize(type);
     const uint64_t length = CapLength(o.size / k, k);
-    writer_->BeginPrimitiveArray(o.addr, kEmptyTrace, type, static_cast<uint32_t>(length));
+    writer_->BeginPrimitiveArray(o.addr, trace_, type, static_cast<uint32_t>(length));
     uint64_t left = length * k;
     if (o_.redact) {
       const std::vector<uint8_t> zeros(std::min<uint64_t>(left, 1 << 16), 0);
@@ -464,13 +522,13 @@ class Converter {
     }
     if (any) {
       ++counts.arrays;
-      writer_->ObjectArray(o.addr, kEmptyTrace, untyped_array_, ids_buf_);
+      writer_->ObjectArray(o.addr, trace_, untyped_array_, ids_buf_);
       ++stats_.object_arrays;
       return;
     }
     ++counts.bytes;
     const uint64_t length = CapLength(payload.size(), 1);
-    writer_->BeginPrimitiveArray(o.addr, kEmptyTrace, hp::Type::kByte, static_cast<uint32_t>(length));
+    writer_->BeginPrimitiveArray(o.addr, trace_, hp::Type::kByte, static_cast<uint32_t>(length));
     if (o_.redact) {
       bytes_buf_.assign(length, 0);
       writer_->Raw(bytes_buf_);
@@ -513,6 +571,8 @@ class Converter {
   std::unordered_map<uint64_t, FrameRoot> frame_roots_;  // frame sp -> thread and depth
   std::unordered_set<uint64_t> seen_duplicates_;
   std::unordered_map<uint64_t, UntypedCounts> untyped_;  // by type id
+  std::vector<uint32_t> alloc_traces_;  // TRACE serial of each allocation stack
+  uint32_t trace_ = kEmptyTrace;        // of the object being written
   uint64_t last_type_id_ = 0;
   PlannedType* last_type_ = nullptr;
   std::vector<uint8_t> prefix_, data_, bytes_buf_;

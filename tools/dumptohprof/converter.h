@@ -34,6 +34,7 @@ struct ConvertStats {
   uint64_t roots = 0;             // hprof roots written
   uint64_t unresolved_roots = 0;  // dump roots pointing at no dumped object: dropped
   uint64_t finalizers = 0;
+  uint64_t alloc_stacks = 0;      // objects written with their allocation stack as stack trace
   uint64_t dump_bytes = 0;        // decompressed
   uint64_t hprof_bytes = 0;
   uint64_t segments = 0;

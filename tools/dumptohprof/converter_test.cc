@@ -198,6 +198,55 @@ TEST(Converter, ThreadsFramesAndRoots) {
   EXPECT_EQ(roots, (std::vector<uint8_t>{0x08, 0x03, 0x01, 0xFF, 0xFF, 0xFF}));
 }
 
+// Allocation stacks become the stack traces of their objects: one TRACE per
+// distinct stack, FRAMEs named from frame records, else module+offset, else
+// the pc. Memstats become static fields of libdump.MemStats.
+TEST(Converter, AllocStacksAndMemStats) {
+  TempDump d;
+  const std::vector<uint64_t> pcs = {0x400110, 0x400300, 0x999999};  // a frame's pc, in /bin/app, nowhere
+  d.Write([&](Writer& w) {
+    SmallDump(w);
+    w.AllocStack(0x1000, 16, pcs);
+    w.AllocStack(0x1020, 12, pcs);
+    w.AllocStack(0x1040, 16, std::vector<uint64_t>{0x400110});
+    w.AllocStack(0x5000, 8, pcs);  // no such object
+    w.MemStats({{{"heap_inuse", 4096}, {"mallocs", 7}}});
+  });
+  format::hprof::StringOutput out;
+  const ConvertStats s = Convert(d.path(), out, {});
+  EXPECT_EQ(s.alloc_stacks, 3u);
+  const Parsed p = Parse(out.data());
+  std::map<uint64_t, std::string> frame_names;            // FRAME id -> method name
+  std::map<uint32_t, std::vector<std::string>> traces;    // serial -> method names
+  for (const Rec& r : p.top) {
+    if (r.tag == 0x04) frame_names[Be(r.body, 0, 8)] = p.names.at(Be(r.body, 8, 8));
+    if (r.tag == 0x05) {
+      auto& t = traces[static_cast<uint32_t>(Be(r.body, 0, 4))];
+      for (uint64_t i = 0; i < Be(r.body, 8, 4); ++i) t.push_back(frame_names.at(Be(r.body, 12 + 8 * i, 8)));
+    }
+  }
+  const auto trace_of = [&](uint64_t id) { return static_cast<uint32_t>(Be(Object(p, id)->body, 8, 4)); };
+  const uint32_t t = trace_of(0x1000);
+  EXPECT_EQ(traces.at(t), (std::vector<std::string>{"leaf", "app+0x300", "0x999999"}));
+  EXPECT_EQ(trace_of(0x1020), t);  // the same stack, the same trace
+  EXPECT_EQ(traces.at(trace_of(0x1040)), std::vector<std::string>{"leaf"});
+  EXPECT_NE(trace_of(0x1040), t);
+  EXPECT_EQ(trace_of(0x1010), format::hprof::kEmptyTrace);  // no allocation stack
+  EXPECT_EQ(traces.at(format::hprof::kEmptyTrace).size(), 0u);
+
+  std::map<std::string, uint64_t> statics;
+  for (const Rec& r : p.heap) {
+    if (r.tag != 0x20 || p.class_names.at(Be(r.body, 0, 8)) != "libdump/MemStats") continue;
+    ASSERT_EQ(Be(r.body, 64, 2), 0u);  // constant pool
+    size_t at = 68;
+    for (uint64_t i = 0; i < Be(r.body, 66, 2); ++i, at += 17) {
+      EXPECT_EQ(Be(r.body, at + 8, 1), 11u);  // long
+      statics[p.names.at(Be(r.body, at, 8))] = Be(r.body, at + 9, 8);
+    }
+  }
+  EXPECT_EQ(statics, (std::map<std::string, uint64_t>{{"heap_inuse", 4096}, {"mallocs", 7}}));
+}
+
 TEST(Converter, RedactZeroesEverythingButPointers) {
   TempDump d;
   d.Write(SmallDump);

@@ -62,6 +62,15 @@ void DumpCatalog::Add(const format::Record& r) {
     case Kind::kModule:
       modules_.push_back(r.module);
       break;
+    case Kind::kMemStats:
+      mem_stats_ = r.mem_stats.stats;
+      break;
+    case Kind::kAllocStack: {
+      auto [it, inserted] = stack_ids_.try_emplace(r.alloc_stack.pcs, alloc_stacks_.stacks.size());
+      if (inserted) alloc_stacks_.stacks.push_back(r.alloc_stack.pcs);
+      alloc_stacks_.of_object.try_emplace(r.alloc_stack.obj, it->second);  // the first record wins
+      break;
+    }
     default:
       break;
   }
@@ -81,6 +90,13 @@ void DumpCatalog::Finish() {
       t.frames.push_back(frames_[it->second]);
       sp = frames_[it->second].parent;
     }
+  }
+  // Allocation pcs are named after frame records at the same pc, when any.
+  stack_ids_.clear();
+  std::unordered_set<uint64_t> alloc_pcs;
+  for (const auto& pcs : alloc_stacks_.stacks) alloc_pcs.insert(pcs.begin(), pcs.end());
+  for (const format::FrameRecord& f : frames_) {
+    if (!f.name.empty() && alloc_pcs.contains(f.pc)) alloc_stacks_.names.try_emplace(f.pc, f.name);
   }
   frames_.clear();
   frames_.shrink_to_fit();

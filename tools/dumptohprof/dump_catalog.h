@@ -1,5 +1,6 @@
 // Pass 1: everything about a dump except its object payloads — types, thread
-// stacks, modules, parameters, and the address index of every object. Memory
+// stacks, modules, parameters, allocation stacks, memstats, and the address
+// index of every object. Memory
 // grows with objects (the index) and types, never with payload bytes.
 #pragma once
 
@@ -21,6 +22,13 @@ struct DumpType {
   bool has_fields = false;  // a typefields record names every field
   format::TypeFieldsRecord fields;
   format::TypeInfoRecord info;  // flags 0 when no typeinfo record
+};
+
+// Allocation stacks of sampled objects (allocstack records), deduplicated.
+struct AllocStacks {
+  std::vector<std::vector<uint64_t>> stacks;          // pcs, innermost first
+  std::unordered_map<uint64_t, uint32_t> of_object;    // object address -> index in stacks
+  std::unordered_map<uint64_t, std::string> names;     // pc -> name of a frame record at that pc
 };
 
 struct Thread {
@@ -54,6 +62,9 @@ class DumpCatalog {
   const std::vector<Thread>& threads() const { return threads_; }
   const std::vector<format::ModuleRecord>& modules() const { return modules_; }
   const AddressIndex& index() const { return index_; }
+  const AllocStacks& alloc_stacks() const { return alloc_stacks_; }
+  // The last memstats record's statistics.
+  const std::vector<format::MemStat>& mem_stats() const { return mem_stats_; }
   // Addresses at which more than one object starts.
   const std::unordered_set<uint64_t>& duplicates() const { return duplicates_; }
   uint64_t objects() const { return objects_; }
@@ -69,6 +80,9 @@ class DumpCatalog {
   std::vector<format::FrameRecord> frames_;
   std::vector<format::ModuleRecord> modules_;
   AddressIndex index_;
+  AllocStacks alloc_stacks_;
+  std::map<std::vector<uint64_t>, uint32_t> stack_ids_;  // pcs -> index in alloc_stacks_, during pass 1
+  std::vector<format::MemStat> mem_stats_;
   std::unordered_set<uint64_t> duplicates_;
   uint64_t objects_ = 0;
   uint64_t object_bytes_ = 0;

@@ -156,13 +156,14 @@ int main(int argc, char** argv) {
     if (!quiet) {
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::printf("%s: %llu objects (%llu instances, %llu object arrays, %llu primitive arrays), %llu classes, "
-                  "%llu threads, %llu frames, %llu roots (%llu dump roots to no object dropped), %llu finalizers; "
+                  "%llu threads, %llu frames, %llu roots (%llu dump roots to no object dropped), %llu finalizers, "
+                  "%llu objects with allocation stacks; "
                   "%.1f MB dump -> %.1f MB hprof in %llu segments, %.2f s, %.0f MB/s\n",
                   out.c_str(), (unsigned long long)s.objects, (unsigned long long)s.instances,
                   (unsigned long long)s.object_arrays, (unsigned long long)s.primitive_arrays,
                   (unsigned long long)s.classes, (unsigned long long)s.threads, (unsigned long long)s.frames,
                   (unsigned long long)s.roots, (unsigned long long)s.unresolved_roots,
-                  (unsigned long long)s.finalizers, s.dump_bytes / 1e6, s.hprof_bytes / 1e6,
+                  (unsigned long long)s.finalizers, (unsigned long long)s.alloc_stacks, s.dump_bytes / 1e6, s.hprof_bytes / 1e6,
                   (unsigned long long)s.segments, secs, secs > 0 ? s.dump_bytes / 1e6 / secs : 0.0);
       if (s.truncated_arrays) std::printf("%llu arrays longer than 4 GiB truncated\n", (unsigned long long)s.truncated_arrays);
     }

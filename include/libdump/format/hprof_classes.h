@@ -61,6 +61,8 @@ class ClassTable {
   // instance_size 0: 16 header bytes plus the fields of the class and its
   // superclasses.
   Id Add(std::string_view name, Id super, std::span<const FieldSpec> fields, uint32_t instance_size = 0);
+  // Static fields, written with the class's CLASS DUMP (at most 65535).
+  void SetStatics(Id class_id, std::vector<StaticField> statics);
   uint32_t Serial(Id class_id) const { return entries_.at(class_id).serial; }
   // Bytes of instance data (own and inherited fields).
   uint64_t DataSize(Id class_id) const { return entries_.at(class_id).data_size; }
