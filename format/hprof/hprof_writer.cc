@@ -282,13 +282,34 @@ void Writer::ClassDump(const ClassDumpRecord& c) {
   }
 }
 
+namespace {
+// Big-endian stores into a reserved stretch of the buffer: the per-object
+// sub-records take one bounds check for their whole header.
+uint8_t* Put4(uint8_t* p, uint32_t v) {
+  v = __builtin_bswap32(v);
+  std::memcpy(p, &v, 4);
+  return p + 4;
+}
+uint8_t* Put8(uint8_t* p, uint64_t v) {
+  v = __builtin_bswap64(v);
+  std::memcpy(p, &v, 8);
+  return p + 8;
+}
+}  // namespace
+
+uint8_t* Writer::Reserve(size_t n) {
+  Need(n);
+  uint8_t* p = buf_.data() + pos_;
+  pos_ += n;
+  return p;
+}
+
 void Writer::Instance(Id id, uint32_t trace, Id class_id, std::span<const uint8_t> data) {
   Sub(1 + 2 * kIdSize + 8 + uint64_t{data.size()});
-  U1(kInstanceDump);
-  IdV(id);
-  U4(trace);
-  IdV(class_id);
-  U4(static_cast<uint32_t>(data.size()));
+  uint8_t* p = Reserve(1 + 2 * kIdSize + 8);
+  *p++ = kInstanceDump;
+  p = Put4(Put8(p, id), trace);
+  Put4(Put8(p, class_id), static_cast<uint32_t>(data.size()));
   Bytes(data.data(), data.size());
 }
 
@@ -301,11 +322,9 @@ void Writer::ObjectArray(Id id, uint32_t trace, Id array_class, std::span<const 
 void Writer::BeginObjectArray(Id id, uint32_t trace, Id array_class, uint32_t length) {
   const uint64_t body = uint64_t{kIdSize} * length;
   Sub(1 + 2 * kIdSize + 8 + body);
-  U1(kObjectArrayDump);
-  IdV(id);
-  U4(trace);
-  U4(length);
-  IdV(array_class);
+  uint8_t* p = Reserve(1 + 2 * kIdSize + 8);
+  *p++ = kObjectArrayDump;
+  Put8(Put4(Put4(Put8(p, id), trace), length), array_class);
   pending_ = body;
 }
 
@@ -313,11 +332,9 @@ void Writer::BeginPrimitiveArray(Id id, uint32_t trace, Type type, uint32_t leng
   if (type == Type::kObject) throw std::invalid_argument("hprof: primitive array of objects");
   const uint64_t body = uint64_t{TypeSize(type)} * length;
   Sub(1 + kIdSize + 9 + body);
-  U1(kPrimitiveArrayDump);
-  IdV(id);
-  U4(trace);
-  U4(length);
-  U1(static_cast<uint8_t>(type));
+  uint8_t* p = Reserve(1 + kIdSize + 9);
+  *p++ = kPrimitiveArrayDump;
+  *Put4(Put4(Put8(p, id), trace), length) = static_cast<uint8_t>(type);
   pending_ = body;
 }
 

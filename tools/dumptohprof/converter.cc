@@ -487,6 +487,8 @@ class Converter {
       for (; left > 0; left -= std::min<uint64_t>(left, zeros.size())) {
         writer_->Raw(std::span(zeros).first(std::min<uint64_t>(left, zeros.size())));
       }
+    } else if ((k == 1 || big_) && o.size <= kWholePayload) {
+      writer_->Raw(reader.Payload(kWholePayload).first(left));
     } else if (k == 1 || big_) {
       reader.ReadPayload([&](std::span<const uint8_t> c) {
         const size_t take = std::min<uint64_t>(left, c.size());

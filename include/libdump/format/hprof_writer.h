@@ -151,6 +151,7 @@ class Writer {
   void Sub(uint64_t length);
   void CloseSegment();
   void Need(size_t n) { if (buf_.size() - pos_ < n) Drain(n); }
+  uint8_t* Reserve(size_t n);  // n bytes at the end of the buffer, to fill now
   void Drain(size_t n);
   void U1(uint8_t v) { Need(1); buf_[pos_++] = v; }
   void U2(uint16_t v);
