@@ -54,6 +54,32 @@ TEST(ThreadedFdOutput, WritesTheSameBytesAsASynchronousOutput) {
   unlink(path);
 }
 
+// A conversion that fails half-way destroys its Writer while the output may
+// still be writing one of the Writer's buffers: the Writer waits for it (ASan
+// would see the buffer freed under the write), and what reached the file is
+// a prefix of the same records written synchronously.
+TEST(ThreadedFdOutput, AnAbandonedWriterWaitsForItsBuffers) {
+  const auto abandon = [](Output& out) {
+    Writer w(out, {.buffer_size = 4096});
+    const std::vector<uint8_t> data(1000, 0x5a);
+    for (uint64_t i = 0; i < 200; ++i) w.Instance(0x1000 + 0x1000 * i, kEmptyTrace, 0x10, data);
+  };
+  StringOutput want;
+  abandon(want);
+  char path[] = "/tmp/libdump_hprof_threaded_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  {
+    ThreadedFdOutput out(fd);
+    abandon(out);
+  }
+  const std::string got = ReadAll(fd);
+  EXPECT_GT(got.size(), 150u * 1000);
+  EXPECT_EQ(got, want.data().substr(0, got.size()));
+  close(fd);
+  unlink(path);
+}
+
 TEST(ThreadedFdOutput, AFailedWriteIsThrownBySyncOrTheNextWrite) {
   const int fd = open("/dev/null", O_RDONLY);  // writes fail with EBADF
   ASSERT_GE(fd, 0);

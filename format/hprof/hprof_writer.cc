@@ -86,6 +86,13 @@ Writer::Writer(Output& out, WriterOptions options)
 
 // Two buffers take turns, so that an output writing in the background reads
 // one while the other fills.
+Writer::~Writer() {
+  try {
+    out_.Sync();
+  } catch (...) {
+  }
+}
+
 void Writer::Drain(size_t n) {
   if (pos_ > 0) {
     out_.Write(buf_.data(), pos_);

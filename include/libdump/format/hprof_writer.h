@@ -109,6 +109,9 @@ class Writer {
  public:
   // Writes the file header and the kEmptyTrace TRACE.
   Writer(Output& out, WriterOptions options = {});
+  // Waits until the output no longer reads the buffers (a failed or abandoned
+  // file: errors are dropped; HeapDumpEnd() and Flush() report them).
+  ~Writer();
   Writer(const Writer&) = delete;
   Writer& operator=(const Writer&) = delete;
 
