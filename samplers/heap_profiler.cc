@@ -1,12 +1,12 @@
 #include "heap_profiler.h"
 
 #include <errno.h>
-#include <libunwind.h>
 
 #include <atomic>
 #include <cmath>
 #include <string_view>
 
+#include "alloc_stack.h"
 #include "symbolize.h"
 
 // libdump's allocator, when it is in the process. Weak so that the samplers
@@ -72,14 +72,8 @@ void AllocatorSampleHook(void* p, size_t size, bool allocated) {
     return;
   }
   uintptr_t pcs[kMaxFrames];
-  // libunwind (DWARF CFI), not frame pointers: the allocator and libstdc++'s
-  // operator new are built without them and use rbp as a general register,
-  // so a frame-pointer walk from here stops inside the allocator. This runs
-  // outside signal context and libunwind's local unwinder takes its memory
-  // from its own mmap pools, so it is safe inside the allocator.
-  int n = unw_backtrace(reinterpret_cast<void**>(pcs), static_cast<int>(kMaxFrames));
-  if (n <= 0) n = static_cast<int>(CaptureCurrentStack(pcs, kMaxFrames, 0));
-  GlobalHeapTable().RecordAlloc(p, size, g_mem_rate.load(std::memory_order_relaxed), pcs, static_cast<size_t>(n));
+  const size_t n = CaptureAllocationStack(pcs, kMaxFrames);
+  GlobalHeapTable().RecordAlloc(p, size, g_mem_rate.load(std::memory_order_relaxed), pcs, n);
 }
 
 }  // namespace samplers

@@ -1,0 +1,143 @@
+#include "alloc_stack.h"
+
+#include <libunwind.h>
+
+#include <atomic>
+
+#include "stack_walk.h"
+
+extern "C" void* __libc_stack_end;  // glibc: the initial thread's stack top
+
+namespace libdump::samplers {
+namespace {
+
+std::atomic<uint64_t> g_fp_captures{0};
+std::atomic<uint64_t> g_unwound_captures{0};
+
+// The upper end of the calling thread's stack, 0 if unknown. glibc puts a
+// thread's descriptor (the thread pointer) at the top of the mapping its
+// stack grows down in, so [sp, tp) is mapped; the initial thread's stack is
+// a separate mapping that ends above __libc_stack_end. A stack that is
+// neither (a fiber's, a signal stack) is left to libunwind.
+uintptr_t StackTop(uintptr_t sp) {
+  constexpr uintptr_t kMaxStack = uintptr_t{1} << 30;
+#if defined(__x86_64__)
+  uintptr_t tp;
+  asm("mov %%fs:0, %0" : "=r"(tp));
+  if (sp < tp && tp - sp < kMaxStack) return tp;
+#endif
+  const uintptr_t main_top = reinterpret_cast<uintptr_t>(__libc_stack_end);
+  if (sp < main_top && main_top - sp < kMaxStack) return main_top;
+  return 0;
+}
+
+enum class WalkEnd { kOutermost, kFull, kBroken };
+
+// Reads only frame records wholly inside [lo, hi), each above the previous.
+size_t Walk(uintptr_t fp, uintptr_t lo, uintptr_t hi, uintptr_t* out, size_t max, WalkEnd* end) {
+  size_t n = 0;
+  *end = WalkEnd::kFull;
+  while (n < max) {
+    if (fp < lo || fp > hi - 2 * sizeof(uintptr_t) || (fp & (sizeof(uintptr_t) - 1)) != 0) {
+      *end = WalkEnd::kBroken;
+      return n;
+    }
+    const uintptr_t* rec = reinterpret_cast<const uintptr_t*>(fp);
+    const uintptr_t next = rec[0];
+    const uintptr_t ret = rec[1];
+    if (ret < 4096) {  // not a return address: a record that was never one
+      *end = WalkEnd::kBroken;
+      return n;
+    }
+    out[n++] = ret;
+    if (next == 0) {  // the thread's first frame: glibc starts threads with fp 0
+      *end = WalkEnd::kOutermost;
+      return n;
+    }
+    lo = fp + 2 * sizeof(uintptr_t);
+    fp = next;
+  }
+  return n;
+}
+
+// Verdicts on return addresses where frame-pointer walks ended on a broken
+// link. Open addressing over atomics: lock-free, insert-only, never
+// allocates; a full table sends undecided walks to libunwind.
+constexpr size_t kEnds = 1024;
+constexpr uint8_t kUnknown = 0, kTrusted = 1, kUnwind = 2;
+std::atomic<uintptr_t> g_end_pc[kEnds];
+std::atomic<uint8_t> g_end_verdict[kEnds];
+
+size_t EndSlot(uintptr_t pc, bool insert) {
+  size_t i = static_cast<size_t>((pc * 0x9e3779b97f4a7c15ULL) >> 54) & (kEnds - 1);
+  for (size_t probe = 0; probe < 16; ++probe, i = (i + 1) & (kEnds - 1)) {
+    uintptr_t k = g_end_pc[i].load(std::memory_order_acquire);
+    if (k == pc) return i;
+    if (k == 0) {
+      if (!insert) return kEnds;
+      if (g_end_pc[i].compare_exchange_strong(k, pc, std::memory_order_acq_rel) || k == pc) return i;
+    }
+  }
+  return kEnds;
+}
+
+// Frames libunwind may find below the last frame-pointer frame of a complete
+// stack: __libc_start_call_main, __libc_start_main, _start on the initial
+// thread; start_thread, clone3 (and libstdc++'s thread trampoline) on others.
+constexpr size_t kStartFrames = 3;
+
+}  // namespace
+
+__attribute__((noinline)) size_t CaptureAllocationStack(uintptr_t* out, size_t max) {
+  const uintptr_t fp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+  const uintptr_t hi = StackTop(fp);
+  size_t n = 0;
+  WalkEnd end = WalkEnd::kBroken;
+  size_t slot = kEnds;
+  if (hi != 0) {
+    n = Walk(fp, fp, hi, out, max, &end);
+    if (end != WalkEnd::kBroken) {
+      g_fp_captures.fetch_add(1, std::memory_order_relaxed);
+      return n;
+    }
+    if (n > 0) {
+      slot = EndSlot(out[n - 1], false);
+      if (slot != kEnds) {
+        const uint8_t v = g_end_verdict[slot].load(std::memory_order_acquire);
+        if (v == kTrusted) {
+          g_fp_captures.fetch_add(1, std::memory_order_relaxed);
+          return n;
+        }
+      }
+    }
+  }
+  // libunwind's first entry is the return address into this function.
+  uintptr_t u[kMaxFrames + 1];
+  const int got = unw_backtrace(reinterpret_cast<void**>(u), static_cast<int>(kMaxFrames + 1));
+  const size_t un = got > 1 ? static_cast<size_t>(got) - 1 : 0;
+  if (hi != 0 && n > 0) {
+    uint8_t verdict = un >= n && un - n <= kStartFrames ? kTrusted : kUnwind;
+    for (size_t i = 0; i < n && verdict == kTrusted; ++i) {
+      if (u[i + 1] != out[i]) verdict = kUnwind;
+    }
+    if (slot == kEnds) slot = EndSlot(out[n - 1], true);
+    if (slot != kEnds) g_end_verdict[slot].store(verdict, std::memory_order_release);
+    if (verdict == kTrusted) {
+      // The frame-pointer stack, so later samples of this stack (which will
+      // take the fast path) land in the same bucket.
+      g_fp_captures.fetch_add(1, std::memory_order_relaxed);
+      return n;
+    }
+  }
+  g_unwound_captures.fetch_add(1, std::memory_order_relaxed);
+  if (un == 0) return CaptureCurrentStack(out, max, 0);
+  const size_t w = un < max ? un : max;
+  for (size_t i = 0; i < w; ++i) out[i] = u[i + 1];
+  return w;
+}
+
+AllocStackStats GetAllocStackStats() {
+  return {g_fp_captures.load(std::memory_order_relaxed), g_unwound_captures.load(std::memory_order_relaxed)};
+}
+
+}  // namespace libdump::samplers
