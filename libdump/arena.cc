@@ -41,7 +41,7 @@ std::atomic<uint64_t> g_meta_bytes{0};
 Arena ArenaSet::Grow(size_t bytes) {
   const size_t n = count_.load(std::memory_order_relaxed);
   if (n == kMaxArenas) return Arena{0, 0};
-  void* mem = MapAligned(bytes, kPageSize, hi_.load(std::memory_order_relaxed));
+  void* mem = MapAligned(bytes, kHugePageSize, hi_.load(std::memory_order_relaxed));
   if (mem == nullptr) return Arena{0, 0};
   const uintptr_t start = reinterpret_cast<uintptr_t>(mem);
   const Arena a{start, start + bytes};

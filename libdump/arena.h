@@ -19,9 +19,9 @@ struct Arena {
 class ArenaSet {
  public:
   static constexpr size_t kMaxArenas = 16384;
-  // Maps a new arena of at least `bytes` (a multiple of kArenaSize), keeps the
-  // list sorted by address. Caller holds the page heap lock. Returns
-  // {0, 0} when the system has no more memory to give.
+  // Maps a new arena of `bytes` (a multiple of kArenaSize), aligned to a huge
+  // page, and keeps the list sorted by address. Caller holds the page heap
+  // lock. Returns {0, 0} when the system has no more memory to give.
   Arena Grow(size_t bytes);
   // Readable without the lock: arenas are only ever added, and `count`
   // is published after the slot is written. Order is by address.

@@ -12,6 +12,9 @@ namespace libdump::internal {
 inline constexpr size_t kPageShift = 13;  // 8 KiB pages: the unit of spans and of the page map
 inline constexpr size_t kPageSize = size_t{1} << kPageShift;
 inline constexpr size_t kArenaSize = size_t{1} << 30;  // unit of address-space reservation
+// Transparent huge pages on x86-64; arenas are aligned to them so that every
+// 2 MiB of an arena can be one huge page.
+inline constexpr size_t kHugePageSize = size_t{2} << 20;
 inline constexpr size_t kMaxSmallSize = 32768;          // larger requests get their own span
 inline constexpr size_t kMinAlign = 16;                 // what malloc promises on x86-64
 // Bitmaps of 8 words keep a span's metadata in three cache lines; size

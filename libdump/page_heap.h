@@ -1,16 +1,22 @@
 // The page heap: hands out runs of pages as spans, takes them back, merges
-// free neighbours and gives memory back to the OS with madvise when more
-// empty pages are kept than retain_limit().
+// free neighbours and gives memory back to the OS (see ReleaseDownTo for
+// when and what).
 //
 // Page map invariant: every page of an in-use span maps to it; a free span's
 // first and last pages map to it and its inner pages map to nothing. So
 // merging is O(1), and a stale entry can never name a recycled Span object.
+//
+// Committed pages are tracked exactly, one bit per page per arena: a page is
+// committed from the moment it is handed out until it is released. A free
+// span's dirty_pages is the count of its committed pages, so splits and
+// merges keep it exact and a span carved from uncommitted pages reads as zero.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 
+#include "libdump/heap.h"
 #include "lock.h"
 #include "span.h"
 
@@ -18,7 +24,11 @@ namespace libdump::internal {
 
 class PageHeap {
  public:
-  // Everything below requires lock() to be held (and an AllocatorSection).
+  static constexpr size_t kPagesPerHugePage = kHugePageSize >> kPageShift;
+  static constexpr size_t kSmallPagePrefix = size_t{32} << 20;
+
+  // Everything below requires lock() to be held (and an AllocatorSection),
+  // except where said.
   SpinLock& mutex() { return lock_; }
 
   // A span of exactly npages in state kLarge (the caller may change it).
@@ -26,9 +36,41 @@ class PageHeap {
   Span* Alloc(size_t npages);
   // Like Alloc, with start aligned to align_pages pages (a power of two).
   Span* AllocAligned(size_t npages, size_t align_pages);
-  // Returns an in-use span's pages; `touched` says whether they may hold
-  // data (and so be committed).
-  void Free(Span* s, bool touched = true);
+  // Returns an in-use span's pages.
+  void Free(Span* s);
+
+  // Release policy. Freed pages stay committed for reuse; every Alloc and
+  // Free charges the clock: the free committed bytes that stayed unused
+  // through a whole decay epoch were not needed, and half of them are
+  // released per epoch elapsed. A hard cap (hard_limit()) bounds what the
+  // decay keeps between epochs.
+  static constexpr uint64_t kDecayEpochNs = 100'000'000;
+  static constexpr uint64_t kDecayFloorBytes = uint64_t{2} << 20;
+  static constexpr uint64_t kMinHardLimitBytes = uint64_t{64} << 20;
+  uint64_t hard_limit() const {
+    const uint64_t share = in_use_bytes();
+    return share > kMinHardLimitBytes ? share : kMinHardLimitBytes;
+  }
+  // Releases committed free pages, highest addresses first, until at most
+  // `keep` bytes remain committed or nothing more can go (huge-page regions
+  // are released whole, never while part of them is in use). Returns the
+  // bytes released.
+  uint64_t ReleaseDownTo(uint64_t keep);
+  // Committed pages among [start, start + npages pages) of one arena.
+  size_t CommittedPages(uintptr_t start, size_t npages) const;
+  // Monotonic nanoseconds for the decay; tests substitute their own clock.
+  void SetClock(uint64_t (*now_ns)());
+  // The decay step Alloc and Free run: ends the epoch if it is over.
+  void Tick();
+
+  // Huge pages (libdump::SetHugePages): kAuto keeps the first
+  // kSmallPagePrefix bytes of the heap in small pages, so a small program
+  // pays no huge-page RSS, and advises the rest. Applies to arenas mapped
+  // afterwards; without a call the first Grow reads LIBDUMP_HUGEPAGES.
+  void SetHugePages(HugePages mode);
+  HugePages huge_page_mode() const { return huge_mode_; }
+  // Whether addr lies where its arena was advised MADV_HUGEPAGE.
+  bool InHugeRegion(uintptr_t addr) const;
 
   SpanExtra* NewExtra();
   void DeleteExtra(SpanExtra* e);
@@ -39,17 +81,17 @@ class PageHeap {
   uint64_t returned_bytes() const { return returned_.load(std::memory_order_relaxed); }
   uint64_t in_use_bytes() const { return in_use_bytes_.load(std::memory_order_relaxed); }
 
-  // Empty pages kept committed for reuse before madvise gives them back:
-  // a floor, or a share of the heap in use, so that a program cycling large
-  // buffers does not fault them in again every time.
-  static constexpr uint64_t kMinRetainBytes = uint64_t{64} << 20;
-  uint64_t retain_limit() const {
-    const uint64_t share = in_use_bytes() / 8;
-    return share > kMinRetainBytes ? share : kMinRetainBytes;
-  }
-
  private:
   static constexpr size_t kExactLists = 128;
+  static constexpr size_t kMaxArenas = 16384;
+
+  // Per arena (by arena_id): bounds, where huge pages start, committed bits.
+  struct ArenaPages {
+    uintptr_t start;
+    uintptr_t end;
+    uintptr_t huge_start;  // end when the arena has no huge-page part
+    uint64_t* committed;
+  };
 
   Span* NewSpanObject();
   void DeleteSpanObject(Span* s);
@@ -63,14 +105,24 @@ class PageHeap {
   Span* Carve(Span* s, size_t npages);
   bool Grow(size_t npages);
   Span* MergeNeighbours(Span* s);
-  void Release(Span* s);
+  void MakeFree(Span* s);
+  void MarkCommitted(const Span* s);
+  uint64_t ReleaseFrom(Span* s, uint64_t want);
+  uint64_t ReleaseRange(uint32_t arena_id, uintptr_t start, uintptr_t end);
 
   SpinLock lock_;
   SpanQueue normal_[kExactLists + 1];    // index npages; 0 holds longer spans
-  SpanQueue released_[kExactLists + 1];
+  SpanQueue released_[kExactLists + 1];  // spans with no committed page
   Span* free_span_objects_ = nullptr;
   SpanExtra* free_extras_ = nullptr;
   uint32_t next_arena_id_ = 0;
+  ArenaPages arena_pages_[kMaxArenas + 1] = {};
+  HugePages huge_mode_ = HugePages::kAuto;
+  bool huge_mode_set_ = false;
+  uint64_t (*clock_)() = nullptr;
+  uint64_t epoch_end_ = 0;
+  uint64_t idle_min_ = 0;  // least free committed bytes seen this epoch
+  uint64_t stuck_at_ = 0;  // free committed bytes the hard cap could not release
   std::atomic<uint64_t> in_use_spans_{0};
   std::atomic<uint64_t> in_use_bytes_{0};
   std::atomic<uint64_t> free_committed_{0};

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <random>
+#include <vector>
 
 #include "arena.h"
 #include "page_map.h"
@@ -79,22 +81,137 @@ TEST(PageHeap, AlignedSpansAreAlignedAndGiveBackTheirSlack) {
   }
 }
 
-TEST(PageHeap, EmptyPagesBeyondTheBudgetGoBackToTheOs) {
-  const size_t npages = (PageHeap::kMinRetainBytes >> kPageShift) + 64;
+TEST(PageHeap, EmptyPagesBeyondTheHardLimitGoBackToTheOs) {
+  const size_t npages = (PageHeap::kMinHardLimitBytes >> kPageShift) + 64;
+  Span* s = Alloc(npages);
+  ASSERT_NE(s, nullptr);
+  memset(reinterpret_cast<void*>(s->start), 0xab, npages * kPageSize);
+  const uint64_t returned_before = g_page_heap.returned_bytes();
+  Free(s);
+  EXPECT_LE(g_page_heap.free_committed_bytes(), g_page_heap.hard_limit());
+  EXPECT_GT(g_page_heap.returned_bytes(), returned_before);
+}
+
+TEST(PageHeap, ReleasedPagesReadAsZeroAndSpansCarvedFromThemSaySo) {
+  const size_t npages = 300;
   Span* s = Alloc(npages);
   ASSERT_NE(s, nullptr);
   memset(reinterpret_cast<void*>(s->start), 0xab, npages * kPageSize);
   const uintptr_t start = s->start;
-  const uint64_t returned_before = g_page_heap.returned_bytes();
   Free(s);
-  EXPECT_LE(g_page_heap.free_committed_bytes(), PageHeap::kMinRetainBytes);
-  EXPECT_GE(g_page_heap.returned_bytes(), returned_before + npages * kPageSize);
-  // madvise(DONTNEED) pages read back as zero, and spans carved from them say so.
-  EXPECT_EQ(reinterpret_cast<volatile unsigned char*>(start)[12345], 0);
+  {
+    AllocatorSection section;
+    LockGuard g(g_page_heap.mutex());
+    g_page_heap.ReleaseDownTo(0);
+  }
+  // Released (small-page area) or kept whole with a huge page (huge area).
+  const bool released = g_page_heap.CommittedPages(start, npages) == 0;
+  if (released) {
+    EXPECT_EQ(reinterpret_cast<volatile unsigned char*>(start)[12345], 0);
+  }
   Span* again = Alloc(npages);
   ASSERT_NE(again, nullptr);
-  EXPECT_TRUE(again->zeroed);
+  // zeroed is exact: true iff none of its pages was committed.
+  if (again->start == start) {
+    EXPECT_EQ(again->zeroed, released);
+  }
+  for (size_t i = 0; again->zeroed && i < npages * kPageSize; i += 4096) {
+    ASSERT_EQ(reinterpret_cast<volatile unsigned char*>(again->start)[i], 0) << i;
+  }
   Free(again);
+}
+
+// Every free span's committed count equals its committed bits, and the sum
+// is what the statistics say.
+void ExpectCommittedCountsExact() {
+  AllocatorSection section;
+  LockGuard g(g_page_heap.mutex());
+  uint64_t sum = 0;
+  for (size_t a = 0; a < g_arenas.count(); ++a) {
+    for (uintptr_t p = g_arenas.at(a).start; p < g_arenas.at(a).end;) {
+      Span* s = g_page_map.Get(p);
+      if (s == nullptr || s->start != p) {
+        p += kPageSize;
+        continue;
+      }
+      if (s->state == SpanState::kFree) {
+        EXPECT_EQ(s->dirty_pages, g_page_heap.CommittedPages(s->start, s->npages)) << std::hex << s->start;
+        sum += uint64_t{s->dirty_pages} << kPageShift;
+      } else {
+        EXPECT_EQ(g_page_heap.CommittedPages(s->start, s->npages), s->npages);
+      }
+      p = s->end();
+    }
+  }
+  EXPECT_EQ(sum, g_page_heap.free_committed_bytes());
+}
+
+TEST(PageHeap, CommittedCountsStayExactThroughSplitsMergesAndReleases) {
+  std::mt19937 rng(7);
+  std::vector<Span*> live;
+  for (int i = 0; i < 400; ++i) {
+    if (live.empty() || rng() % 3 != 0) {
+      // 1..600 pages: exact lists and long runs, aligned now and then.
+      const size_t n = 1 + rng() % 600;
+      Span* s = Alloc(n, rng() % 5 == 0 ? size_t{1} << (rng() % 9) : 1);
+      ASSERT_NE(s, nullptr);
+      live.push_back(s);
+    } else {
+      const size_t k = rng() % live.size();
+      Free(live[k]);
+      live[k] = live.back();
+      live.pop_back();
+    }
+    if (i % 50 == 0) {
+      AllocatorSection section;
+      LockGuard g(g_page_heap.mutex());
+      g_page_heap.ReleaseDownTo(g_page_heap.free_committed_bytes() / 2);
+    }
+  }
+  ExpectCommittedCountsExact();
+  for (Span* s : live) Free(s);
+  ExpectCommittedCountsExact();
+}
+
+uint64_t g_fake_now = 0;
+uint64_t FakeNow() { return g_fake_now; }
+
+TEST(PageHeap, DecayReleasesHalfOfWhatStayedIdleForAnEpoch) {
+  AllocatorSection section;
+  LockGuard g(g_page_heap.mutex());
+  g_page_heap.SetClock(&FakeNow);
+  g_fake_now = 1'000'000'000;
+  g_page_heap.ReleaseDownTo(0);
+  const uint64_t residue = g_page_heap.free_committed_bytes();  // huge pages partly in use
+  Span* s = g_page_heap.Alloc(4096);  // 32 MiB, under the hard limit
+  ASSERT_NE(s, nullptr);
+  g_page_heap.Free(s);
+  g_fake_now += PageHeap::kDecayEpochNs;
+  g_page_heap.Tick();  // ends the epoch of the allocation, when at most `residue` was idle
+  const uint64_t idle = g_page_heap.free_committed_bytes();
+  ASSERT_GE(idle, uint64_t{16} << 20);
+
+  // Within the next epoch nothing goes.
+  g_fake_now += PageHeap::kDecayEpochNs / 2;
+  g_page_heap.Tick();
+  EXPECT_EQ(g_page_heap.free_committed_bytes(), idle);
+
+  // Once it is over, half of what stayed idle goes, to within one 2 MiB
+  // region (the unit of release) and short of what cannot go.
+  g_fake_now += PageHeap::kDecayEpochNs / 2;
+  g_page_heap.Tick();
+  const uint64_t target = idle - idle / 2;
+  EXPECT_LE(g_page_heap.free_committed_bytes(), target);
+  EXPECT_GT(g_page_heap.free_committed_bytes() + kHugePageSize, target);
+
+  // After a long quiet time (64 epochs) all of it goes but the floor and
+  // what cannot: the residue, and the huge pages at the freed run's two ends
+  // if neighbours use part of them.
+  g_fake_now += 64 * PageHeap::kDecayEpochNs;
+  g_page_heap.Tick();
+  EXPECT_LE(g_page_heap.free_committed_bytes(),
+            (PageHeap::kDecayFloorBytes > residue ? PageHeap::kDecayFloorBytes : residue) + 2 * kHugePageSize);
+  g_page_heap.SetClock(nullptr);
 }
 
 }  // namespace

@@ -40,11 +40,9 @@ struct Span {
   uint32_t npages = 0;
   SpanState state = SpanState::kFree;
   uint8_t size_class = 0;
-  // Free spans: an estimate of how many pages are committed (for the
-  // release budget and statistics), and whether every page is known to read
-  // as zero (never touched, or given back with madvise since) for calloc.
+  // Free spans: how many pages are committed (exact: the page heap's
+  // committed bitmap), for the release policy and statistics.
   uint32_t dirty_pages = 0;
-  bool clean = true;
   // In-use spans: pages were zero when handed out.
   bool zeroed = false;
   uint8_t free_flags = 0;

@@ -96,7 +96,6 @@ for wname, cmd in workloads:
             best_rss = rss if best_rss is None else min(best_rss, rss)
         results[(wname, aname)] = (best_t, best_rss)
         print(f"  {wname:14s} {aname:9s} {best_t:7.3f} s {best_rss:8.1f} MiB", file=sys.stderr)
-shutil.rmtree(tmp)
 
 names = [a for a, _ in allocators]
 print(f"\nbest of {reps} runs; time in seconds, peak RSS in MiB\n")
@@ -135,4 +134,5 @@ for aname, preload, extra in fork_runs:
         if best is None or ms < best[0]:
             best = (ms, per, huge)
     print(f"| {aname} | {best[0]:.2f} | {best[1]:.2f} | {best[2]:.2f} |")
+shutil.rmtree(tmp)
 PY

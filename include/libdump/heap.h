@@ -76,4 +76,10 @@ bool FindObject(const void* addr, ObjectInfo* out);
 void SetSampleInterval(int64_t bytes);
 bool IsSampled(const void* p);
 
+// Transparent huge pages for the heap's arenas (docs/ALLOCATOR.md): kAuto,
+// the default, keeps the first 32 MiB of the heap in small pages. Overrides
+// LIBDUMP_HUGEPAGES=0|1|auto; applies to arenas mapped from then on.
+enum class HugePages { kOff, kOn, kAuto };
+void SetHugePages(HugePages mode);
+
 }  // namespace libdump
