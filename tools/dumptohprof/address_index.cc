@@ -66,7 +66,7 @@ std::vector<uint64_t> AddressIndex::Finish() {
   return duplicates;
 }
 
-uint64_t AddressIndex::Find(uint64_t p) const {
+uint64_t AddressIndex::FindInRange(uint64_t p) const {
   if (n_ == 0 || p < lo_ || p >= hi_) return 0;
   const size_t b = static_cast<size_t>((p - lo_) >> shift_);
   // The last entry at or below p is before the first one above p, which lies

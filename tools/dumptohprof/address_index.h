@@ -29,7 +29,10 @@ class AddressIndex {
   // The start of the object p points into (interior pointers included; a
   // pointer to a zero-size object's start too), or 0. With overlapping
   // objects the one starting last at or below p is asked, as readdump does.
-  uint64_t Find(uint64_t p) const;
+  uint64_t Find(uint64_t p) const {
+    // Inline: most words a conservative scan looks at point nowhere near the heap.
+    return p - lo_ < hi_ - lo_ ? FindInRange(p) : 0;
+  }
 
   size_t size() const { return n_; }
   // One past the highest byte of any object (0 when empty).
@@ -43,6 +46,7 @@ class AddressIndex {
   };
   static constexpr uint32_t kHuge = UINT32_MAX;
   uint64_t SizeOf(const Entry& e) const;
+  uint64_t FindInRange(uint64_t p) const;
 
   Entry* entries_ = nullptr;
   size_t n_ = 0;
