@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "modules.h"
+#include "source_lines.h"
 #include "symbolizer.h"
 
 namespace libdump::samplers {
@@ -31,6 +32,7 @@ ProfileSymbolizer::ProfileSymbolizer(pprof::ProfileBuilder& builder) : b_(builde
   std::sort(maps_.begin(), maps_.end(), [](const Map& a, const Map& b) { return a.start < b.start; });
   modules_ = std::make_unique<std::vector<capture::Module>>(capture::LoadedModules());
   symbols_ = std::make_unique<capture::Symbolizer>(*modules_);
+  lines_ = std::make_unique<SourceLines>();
   // pprof names a profile after its first mapping ("File:"), and Go puts the
   // executable there: add its text mapping before any other.
   char exe[4096];
@@ -87,11 +89,18 @@ std::vector<uint64_t> ProfileSymbolizer::Locations(std::span<const uintptr_t> pc
       ids.push_back(b_.AddLocation(mapping, pc, {}));
       continue;
     }
-    const std::string demangled = capture::Demangle(s.name);
-    // No DWARF reader here: the source file and line stay unknown (0), which
-    // pprof shows as the function alone.
-    const pprof::Line line{b_.AddFunction(demangled, s.name, ""), 0};
-    ids.push_back(b_.AddLocation(mapping, pc, std::span(&line, 1)));
+    // Inlined frames first, each under its own function; the outermost frame
+    // keeps the symbol table's (linkage) name, which DWARF may lack.
+    std::vector<SourceFrame> frames = lines_->Lookup(pc - 1);
+    if (frames.empty()) frames.push_back({});
+    std::vector<pprof::Line> lines;
+    for (size_t i = 0; i < frames.size(); ++i) {
+      const bool outer = i + 1 == frames.size();
+      const std::string system = outer ? std::string(s.name) : frames[i].function;
+      const std::string name = capture::Demangle(system);
+      lines.push_back({b_.AddFunction(name, system, frames[i].file), frames[i].line});
+    }
+    ids.push_back(b_.AddLocation(mapping, pc, lines));
   }
   return ids;
 }

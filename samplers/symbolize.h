@@ -2,7 +2,9 @@
 //
 // Runs when a profile is written, never while sampling: it reads
 // /proc/self/maps, loads the ELF symbol tables of the loaded modules (build
-// ids from their NT_GNU_BUILD_ID notes) and demangles, all of which allocate.
+// ids from their NT_GNU_BUILD_ID notes), their DWARF line tables (file,
+// line and inlined frames, where debug information allows) and demangles,
+// all of which allocate.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +21,8 @@ class Symbolizer;
 }  // namespace libdump::capture
 
 namespace libdump::samplers {
+
+class SourceLines;
 
 class ProfileSymbolizer {
  public:
@@ -44,6 +48,7 @@ class ProfileSymbolizer {
   std::vector<Map> maps_;
   std::unique_ptr<std::vector<capture::Module>> modules_;
   std::unique_ptr<capture::Symbolizer> symbols_;
+  std::unique_ptr<SourceLines> lines_;
 };
 
 }  // namespace libdump::samplers

@@ -8,7 +8,7 @@ packages=(
   # build
   cmake g++ make pkg-config
   libboost-program-options-dev libboost-iostreams-dev libboost-dev
-  libunwind-dev libzstd-dev zlib1g-dev zstd gzip
+  libunwind-dev libdw-dev libzstd-dev zlib1g-dev zstd gzip
   libgtest-dev libgmock-dev libbenchmark-dev
   # interop judges: VisualVM's heap library, go tool pprof, a JDK for the harnesses
   visualvm golang-go default-jdk-headless

@@ -32,4 +32,10 @@ check "heap inuse_objects" "^ +600 .*ProfWriterAlloc" -top -sample_index=inuse_o
 check "heap alloc_objects" "^ +1000 .*ProfWriterAlloc" -top -sample_index=alloc_objects "$D/heap.pprof"
 check "allocs alloc_space" "ProfWriterAlloc" -top -sample_index=alloc_space "$D/allocs.pprof"
 check "allocs -traces" "bytes:" -traces "$D/allocs.pprof"
+# File and line from DWARF (the writer is built with -g): the allocating
+# call's line, which the writer took from __LINE__. -list reads the source
+# by the absolute path DWARF gives (pprof otherwise searches the cwd first).
+L=$(cat "$D/alloc_line")
+check "heap -lines file:line" "ProfWriterAlloc[^ ]* .*profile_writer.cc:$L\$" -top -lines -sample_index=alloc_objects "$D/heap.pprof"
+check "heap -list source line" "^ +[0-9.]+[kMG]?B? +[0-9.]+[kMG]?B? +$L: " -source_path / -list ProfWriterAlloc -sample_index=alloc_space "$D/allocs.pprof"
 exit $fail

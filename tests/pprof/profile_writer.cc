@@ -1,6 +1,7 @@
 // Writes one CPU and two heap profiles of known content for the go tool
 // pprof interop test: ProfWriterBurn burns the CPU, ProfWriterAlloc makes
-// 1000 allocations of which 600 stay live.
+// 1000 allocations of which 600 stay live, and writes the source line of
+// its allocating call to OUTDIR/alloc_line.
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,6 +26,9 @@ __attribute__((noipa)) uint64_t ProfWriterBurn(int64_t ns) {
     if (ts.tv_sec * 1000000000LL + ts.tv_nsec >= end) return x;
   }
 }
+
+// The line of the allocating call, which the profile must carry.
+constexpr int kProfWriterAllocLine = __LINE__ + 3;
 
 __attribute__((noipa)) void* ProfWriterAlloc(size_t n) {
   void* p = libdump::Allocate(n);
@@ -57,6 +61,10 @@ int main(int argc, char** argv) {
   std::vector<void*> v;
   for (int i = 0; i < 1000; ++i) v.push_back(ProfWriterAlloc(4000));
   for (int i = 0; i < 400; ++i) libdump::Free(v[i]);
+  if (FILE* f = std::fopen((dir + "/alloc_line").c_str(), "w")) {
+    std::fprintf(f, "%d\n", kProfWriterAllocLine);
+    std::fclose(f);
+  }
   for (auto [name, kind] : {std::pair{"/heap.pprof", libdump::HeapProfileKind::kHeap},
                             std::pair{"/allocs.pprof", libdump::HeapProfileKind::kAllocs}}) {
     const int fd = Open(dir + name);
