@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 
 #include "arena.h"
@@ -51,38 +52,62 @@ bool ThpMadviseMode() {
   return ok;
 }
 
+// Runs f with heap locked, inside an allocator section; assertions stay
+// outside. Not a template: GCC 12 with UBSan miscompiles the section's TLS
+// null check when it is inlined into some callers.
+[[gnu::noinline]] void Locked(PageHeap& heap, const std::function<void()>& f) {
+  AllocatorSection section;
+  LockGuard g(heap.mutex());
+  f();
+}
+
+// Whether addr is in a huge-page part of heap's arenas.
+bool InHuge(PageHeap& heap, uintptr_t addr) {
+  bool huge = false;
+  Locked(heap, [&] { huge = heap.InHugeRegion(addr); });
+  return huge;
+}
+
+size_t Committed(PageHeap& heap, uintptr_t start, size_t npages) {
+  size_t n = 0;
+  Locked(heap, [&] { n = heap.CommittedPages(start, npages); });
+  return n;
+}
+
 void Touch(const Span* s) { memset(reinterpret_cast<void*>(s->start), 1, size_t{s->npages} << kPageShift); }
 
 TEST(PageHeapHugePages, AutoModeKeepsTheHeapsFirstMebibytesInSmallPages) {
   // The first test of its process: this heap maps the process's first arena.
   ASSERT_EQ(g_arenas.reserved_bytes(), 0u);
   static PageHeap heap;
-  AllocatorSection section;
-  LockGuard g(heap.mutex());
-  heap.SetHugePages(HugePages::kAuto);
-  Span* s = heap.Alloc((PageHeap::kSmallPagePrefix >> kPageShift) + kRegionPages);
+  Span* s = nullptr;
+  Locked(heap, [&] {
+    heap.SetHugePages(HugePages::kAuto);
+    s = heap.Alloc((PageHeap::kSmallPagePrefix >> kPageShift) + kRegionPages);
+  });
   ASSERT_NE(s, nullptr);
   const uintptr_t prefix_end = s->start + PageHeap::kSmallPagePrefix;
-  EXPECT_FALSE(heap.InHugeRegion(prefix_end - kPageSize));
-  EXPECT_TRUE(heap.InHugeRegion(prefix_end));
+  EXPECT_FALSE(InHuge(heap, prefix_end - kPageSize));
+  EXPECT_TRUE(InHuge(heap, prefix_end));
   EXPECT_FALSE(MappingOf(prefix_end - kPageSize).advised);
   EXPECT_EQ(MappingOf(prefix_end).advised, ThpMadviseMode());
-  heap.Free(s);
+  Locked(heap, [&] { heap.Free(s); });
 }
 
 TEST(PageHeapHugePages, WholeFreeRegionsGoBackAndPartlyUsedOnesStayWhole) {
   if (!ThpMadviseMode()) GTEST_SKIP() << "transparent huge pages are not in madvise mode";
   static PageHeap heap;
-  AllocatorSection section;
-  LockGuard g(heap.mutex());
-  heap.SetHugePages(HugePages::kOn);
   // 8 MiB from the start of a fresh arena: a takes half of region 0, b the rest.
-  Span* a = heap.Alloc(kRegionPages / 2);
-  Span* b = heap.Alloc(kRegionPages * 7 / 2);
+  Span *a, *b;
+  Locked(heap, [&] {
+    heap.SetHugePages(HugePages::kOn);
+    a = heap.Alloc(kRegionPages / 2);
+    b = heap.Alloc(kRegionPages * 7 / 2);
+  });
   ASSERT_TRUE(a != nullptr && b != nullptr);
   ASSERT_EQ(a->start % kHugePageSize, 0u);
   ASSERT_EQ(b->start, a->end());
-  EXPECT_TRUE(heap.InHugeRegion(a->start));
+  EXPECT_TRUE(InHuge(heap, a->start));
   // The mapping may have merged with other arenas: huge pages are counted
   // as differences.
   const Mapping base = MappingOf(a->start);
@@ -94,13 +119,13 @@ TEST(PageHeapHugePages, WholeFreeRegionsGoBackAndPartlyUsedOnesStayWhole) {
   // kernel may still fall back to small pages when it has none to give).
   EXPECT_GT(touched, 0);
 
-  heap.Free(b);
+  Locked(heap, [&] { heap.Free(b); });
   EXPECT_EQ(heap.free_committed_bytes(), uint64_t{kRegionPages * 7 / 2} << kPageShift);
-  heap.ReleaseDownTo(0);
+  Locked(heap, [&] { heap.ReleaseDownTo(0); });
   // Regions 1-3 went back whole; region 0 is partly used by a, so none of it went.
   EXPECT_EQ(heap.free_committed_bytes(), uint64_t{kRegionPages / 2} << kPageShift);
-  EXPECT_EQ(heap.CommittedPages(a->start, kRegionPages), kRegionPages);
-  EXPECT_EQ(heap.CommittedPages(a->start + kHugePageSize, 3 * kRegionPages), 0u);
+  EXPECT_EQ(Committed(heap, a->start, kRegionPages), kRegionPages);
+  EXPECT_EQ(Committed(heap, a->start + kHugePageSize, 3 * kRegionPages), 0u);
   const long after = MappingOf(a->start).anon_huge_kb - base.anon_huge_kb;
   if (touched == 4 * 2048) {
     EXPECT_EQ(after, 2048) << "region 0's huge page was split or released";
@@ -108,29 +133,35 @@ TEST(PageHeapHugePages, WholeFreeRegionsGoBackAndPartlyUsedOnesStayWhole) {
     EXPECT_LE(after, 2048);
   }
 
-  heap.Free(a);
-  heap.ReleaseDownTo(0);
+  Locked(heap, [&] {
+    heap.Free(a);
+    heap.ReleaseDownTo(0);
+  });
   EXPECT_EQ(heap.free_committed_bytes(), 0u);
   EXPECT_EQ(MappingOf(a->start).anon_huge_kb - base.anon_huge_kb, 0);
 }
 
 TEST(PageHeapHugePages, SmallPageModeReleasesAnyRunAndAdvisesNothing) {
   static PageHeap heap;
-  AllocatorSection section;
-  LockGuard g(heap.mutex());
-  heap.SetHugePages(HugePages::kOff);
-  Span* a = heap.Alloc(kRegionPages / 2);
-  Span* b = heap.Alloc(kRegionPages * 7 / 2);
+  Span *a, *b;
+  Locked(heap, [&] {
+    heap.SetHugePages(HugePages::kOff);
+    a = heap.Alloc(kRegionPages / 2);
+    b = heap.Alloc(kRegionPages * 7 / 2);
+  });
   ASSERT_TRUE(a != nullptr && b != nullptr);
-  EXPECT_FALSE(heap.InHugeRegion(a->start));
+  EXPECT_FALSE(InHuge(heap, a->start));
   EXPECT_FALSE(MappingOf(a->start).advised);
   Touch(a);
   Touch(b);
-  heap.Free(b);
-  heap.ReleaseDownTo(0);
+  Locked(heap, [&] {
+    heap.Free(b);
+    heap.ReleaseDownTo(0);
+  });
+  // Any free run goes, even the rest of a 2 MiB region a uses.
   EXPECT_EQ(heap.free_committed_bytes(), 0u);
-  EXPECT_EQ(heap.CommittedPages(a->start, kRegionPages), kRegionPages / 2);
-  heap.Free(a);
+  EXPECT_EQ(Committed(heap, a->start, kRegionPages), kRegionPages / 2);
+  Locked(heap, [&] { heap.Free(a); });
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -24,6 +25,15 @@ void Free(Span* s) {
   AllocatorSection section;
   LockGuard g(g_page_heap.mutex());
   g_page_heap.Free(s);
+}
+
+// Runs f with the page heap locked, inside an allocator section; assertions
+// stay outside. Not a template: GCC 12 with UBSan miscompiles the section's
+// TLS null check when it is inlined into some callers.
+[[gnu::noinline]] void Locked(const std::function<void()>& f) {
+  AllocatorSection section;
+  LockGuard g(g_page_heap.mutex());
+  f();
 }
 
 TEST(PageHeap, SpansComeFromArenasAndMapEveryPage) {
@@ -99,11 +109,7 @@ TEST(PageHeap, ReleasedPagesReadAsZeroAndSpansCarvedFromThemSaySo) {
   memset(reinterpret_cast<void*>(s->start), 0xab, npages * kPageSize);
   const uintptr_t start = s->start;
   Free(s);
-  {
-    AllocatorSection section;
-    LockGuard g(g_page_heap.mutex());
-    g_page_heap.ReleaseDownTo(0);
-  }
+  Locked([] { g_page_heap.ReleaseDownTo(0); });
   // Released (small-page area) or kept whole with a huge page (huge area).
   const bool released = g_page_heap.CommittedPages(start, npages) == 0;
   if (released) {
@@ -124,26 +130,34 @@ TEST(PageHeap, ReleasedPagesReadAsZeroAndSpansCarvedFromThemSaySo) {
 // Every free span's committed count equals its committed bits, and the sum
 // is what the statistics say.
 void ExpectCommittedCountsExact() {
-  AllocatorSection section;
-  LockGuard g(g_page_heap.mutex());
-  uint64_t sum = 0;
-  for (size_t a = 0; a < g_arenas.count(); ++a) {
-    for (uintptr_t p = g_arenas.at(a).start; p < g_arenas.at(a).end;) {
-      Span* s = g_page_map.Get(p);
-      if (s == nullptr || s->start != p) {
-        p += kPageSize;
-        continue;
+  struct Seen {
+    uintptr_t start;
+    bool free;
+    size_t counted;  // dirty_pages, or npages for an in-use span
+    size_t bits;
+  };
+  std::vector<Seen> seen;
+  seen.reserve(1 << 16);
+  uint64_t sum = 0, stats = 0;
+  Locked([&] {
+    for (size_t a = 0; a < g_arenas.count(); ++a) {
+      for (uintptr_t p = g_arenas.at(a).start; p < g_arenas.at(a).end;) {
+        Span* s = g_page_map.Get(p);
+        if (s == nullptr || s->start != p) {
+          p += kPageSize;
+          continue;
+        }
+        const bool free = s->state == SpanState::kFree;
+        seen.push_back({s->start, free, free ? s->dirty_pages : s->npages,
+                        g_page_heap.CommittedPages(s->start, s->npages)});
+        if (free) sum += uint64_t{s->dirty_pages} << kPageShift;
+        p = s->end();
       }
-      if (s->state == SpanState::kFree) {
-        EXPECT_EQ(s->dirty_pages, g_page_heap.CommittedPages(s->start, s->npages)) << std::hex << s->start;
-        sum += uint64_t{s->dirty_pages} << kPageShift;
-      } else {
-        EXPECT_EQ(g_page_heap.CommittedPages(s->start, s->npages), s->npages);
-      }
-      p = s->end();
     }
-  }
-  EXPECT_EQ(sum, g_page_heap.free_committed_bytes());
+    stats = g_page_heap.free_committed_bytes();
+  });
+  for (const Seen& x : seen) EXPECT_EQ(x.counted, x.bits) << std::hex << x.start << (x.free ? " free" : " in use");
+  EXPECT_EQ(sum, stats);
 }
 
 TEST(PageHeap, CommittedCountsStayExactThroughSplitsMergesAndReleases) {
@@ -162,11 +176,7 @@ TEST(PageHeap, CommittedCountsStayExactThroughSplitsMergesAndReleases) {
       live[k] = live.back();
       live.pop_back();
     }
-    if (i % 50 == 0) {
-      AllocatorSection section;
-      LockGuard g(g_page_heap.mutex());
-      g_page_heap.ReleaseDownTo(g_page_heap.free_committed_bytes() / 2);
-    }
+    if (i % 50 == 0) Locked([] { g_page_heap.ReleaseDownTo(g_page_heap.free_committed_bytes() / 2); });
   }
   ExpectCommittedCountsExact();
   for (Span* s : live) Free(s);
@@ -177,41 +187,44 @@ uint64_t g_fake_now = 0;
 uint64_t FakeNow() { return g_fake_now; }
 
 TEST(PageHeap, DecayReleasesHalfOfWhatStayedIdleForAnEpoch) {
-  AllocatorSection section;
-  LockGuard g(g_page_heap.mutex());
-  g_page_heap.SetClock(&FakeNow);
+  auto committed = [] { return g_page_heap.free_committed_bytes(); };
+  auto tick_at = [](uint64_t now) {
+    g_fake_now = now;
+    Locked([] { g_page_heap.Tick(); });
+  };
   g_fake_now = 1'000'000'000;
-  g_page_heap.ReleaseDownTo(0);
-  const uint64_t residue = g_page_heap.free_committed_bytes();  // huge pages partly in use
-  Span* s = g_page_heap.Alloc(4096);  // 32 MiB, under the hard limit
+  uint64_t residue = 0;  // huge pages partly in use
+  Locked([&] {
+    g_page_heap.SetClock(&FakeNow);
+    g_page_heap.ReleaseDownTo(0);
+    residue = g_page_heap.free_committed_bytes();
+  });
+  Span* s = Alloc(4096);  // 32 MiB, under the hard limit
   ASSERT_NE(s, nullptr);
-  g_page_heap.Free(s);
-  g_fake_now += PageHeap::kDecayEpochNs;
-  g_page_heap.Tick();  // ends the epoch of the allocation, when at most `residue` was idle
-  const uint64_t idle = g_page_heap.free_committed_bytes();
+  Free(s);
+  // Ends the epoch of the allocation, when at most `residue` was idle.
+  tick_at(g_fake_now + PageHeap::kDecayEpochNs);
+  const uint64_t idle = committed();
   ASSERT_GE(idle, uint64_t{16} << 20);
 
   // Within the next epoch nothing goes.
-  g_fake_now += PageHeap::kDecayEpochNs / 2;
-  g_page_heap.Tick();
-  EXPECT_EQ(g_page_heap.free_committed_bytes(), idle);
+  tick_at(g_fake_now + PageHeap::kDecayEpochNs / 2);
+  EXPECT_EQ(committed(), idle);
 
   // Once it is over, half of what stayed idle goes, to within one 2 MiB
-  // region (the unit of release) and short of what cannot go.
-  g_fake_now += PageHeap::kDecayEpochNs / 2;
-  g_page_heap.Tick();
+  // region (the unit of release).
+  tick_at(g_fake_now + PageHeap::kDecayEpochNs / 2);
   const uint64_t target = idle - idle / 2;
-  EXPECT_LE(g_page_heap.free_committed_bytes(), target);
-  EXPECT_GT(g_page_heap.free_committed_bytes() + kHugePageSize, target);
+  EXPECT_LE(committed(), target);
+  EXPECT_GT(committed() + kHugePageSize, target);
 
   // After a long quiet time (64 epochs) all of it goes but the floor and
   // what cannot: the residue, and the huge pages at the freed run's two ends
   // if neighbours use part of them.
-  g_fake_now += 64 * PageHeap::kDecayEpochNs;
-  g_page_heap.Tick();
-  EXPECT_LE(g_page_heap.free_committed_bytes(),
+  tick_at(g_fake_now + 64 * PageHeap::kDecayEpochNs);
+  EXPECT_LE(committed(),
             (PageHeap::kDecayFloorBytes > residue ? PageHeap::kDecayFloorBytes : residue) + 2 * kHugePageSize);
-  g_page_heap.SetClock(nullptr);
+  Locked([] { g_page_heap.SetClock(nullptr); });
 }
 
 }  // namespace
