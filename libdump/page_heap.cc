@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include <algorithm>
 #include <new>
 
 #include "arena.h"
@@ -192,14 +193,27 @@ void PageHeap::MarkCommitted(const Span* s) {
 bool PageHeap::Grow(size_t npages) {
   if (next_arena_id_ == kMaxArenas) return false;
   if (!huge_mode_set_) SetHugePages(ModeFromEnvironment());
-  const size_t bytes = ((npages << kPageShift) + kArenaSize - 1) / kArenaSize * kArenaSize;
-  // The committed bitmap comes first so that failing to map it leaves no arena behind.
-  const size_t bitmap_bytes = (bytes >> kPageShift) / 8;
-  void* bitmap = mmap(nullptr, bitmap_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (bitmap == MAP_FAILED) return false;
+  const size_t need = npages << kPageShift;
+  const size_t least = (need + kHugePageSize - 1) & ~(kHugePageSize - 1);
+  size_t bytes = (need + kArenaSize - 1) / kArenaSize * kArenaSize;
   const uint64_t reserved_before = g_arenas.reserved_bytes();
-  const Arena a = g_arenas.Grow(bytes);
-  if (a.start == 0 || !g_page_map.Ensure(a.start, a.end)) {
+  void* bitmap;
+  size_t bitmap_bytes;
+  Arena a;
+  for (;;) {
+    // The committed bitmap comes first so that failing to map it leaves no arena behind.
+    bitmap_bytes = (bytes >> kPageShift) / 8;
+    bitmap = mmap(nullptr, bitmap_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    a = bitmap == MAP_FAILED ? Arena{0, 0} : g_arenas.Grow(bytes);
+    if (a.start != 0) break;
+    if (bitmap != MAP_FAILED) munmap(bitmap, bitmap_bytes);
+    // Near RLIMIT_AS or the commit limit a whole GiB may not fit where the
+    // request still does. Only the request: what is left stays for others
+    // (the out-of-memory dump maps its buffers after this).
+    if (bytes == least) return false;
+    bytes = least;
+  }
+  if (!g_page_map.Ensure(a.start, a.end)) {
     munmap(bitmap, bitmap_bytes);
     return false;
   }
@@ -207,8 +221,9 @@ bool PageHeap::Grow(size_t npages) {
   if (huge_mode_ == HugePages::kOn) {
     huge_start = a.start;
   } else if (huge_mode_ == HugePages::kAuto) {
-    // Arenas are whole GiBs, so only the first one keeps a small-page prefix.
-    huge_start = a.start + (reserved_before < kSmallPagePrefix ? kSmallPagePrefix - reserved_before : 0);
+    // Only the first arena (or the first few, near a memory limit) has part
+    // of the small-page prefix.
+    huge_start = std::min(a.end, a.start + (reserved_before < kSmallPagePrefix ? kSmallPagePrefix - reserved_before : 0));
   }
   // Advised before the first touch: each first fault in a 2 MiB region then
   // maps a huge page directly instead of 512 small ones for khugepaged to
