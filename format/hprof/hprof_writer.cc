@@ -131,6 +131,7 @@ void Writer::U8(uint64_t v) {
 }
 
 void Writer::Bytes(const uint8_t* p, size_t n) {
+  if (n == 0) return;  // an empty span may have no data pointer
   if (n >= buf_.size()) {
     Drain(0);
     out_.Write(p, n);
