@@ -48,6 +48,9 @@ extern ArenaSet g_arenas;
 // recycle their objects on free lists of their own).
 void* MetaAlloc(size_t bytes);
 uint64_t MetaBytes();
+// Whether metadata past its first MiBs is advised MADV_HUGEPAGE (follows
+// SetHugePages: off only when huge pages are off).
+void SetMetaHugePages(bool on);
 void MetaForkPrepare();
 void MetaForkParent();
 void MetaForkChild();

@@ -97,6 +97,7 @@ void PageHeap::SetClock(uint64_t (*now_ns)()) {
 void PageHeap::SetHugePages(HugePages mode) {
   huge_mode_ = mode;
   huge_mode_set_ = true;
+  SetMetaHugePages(mode != HugePages::kOff);
 }
 
 bool PageHeap::InHugeRegion(uintptr_t addr) const {
