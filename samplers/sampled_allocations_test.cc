@@ -38,7 +38,7 @@ void Visit(void* ctx, uintptr_t addr, size_t size, const uintptr_t*, size_t npcs
   if (npcs == 0) ++s->bad;
 }
 
-TEST(SampledAllocations, ConcurrentReadersAndExactAfterJoin) {
+TEST(SampledAllocations, ConcurrentReadersAndExactOnceWritersAreDone) {
   SetMemProfileRate(1);
   ASSERT_TRUE(InstallHeapProfiler());
   Seen seen;
