@@ -2,7 +2,8 @@
 # Profiler overhead, side by side in one run (medians of REPS runs):
 #   heap: libdump off vs 512 KiB sampling; jemalloc prof:false vs prof:true
 #         (its default lg_prof_sample=19, 512 KiB); tcmalloc vs tcmalloc with
-#         gperftools' HEAPPROFILE.
+#         gperftools' HEAPPROFILE; then the profiler's cost per heap sample
+#         (frame-pointer walk vs libunwind).
 #   cpu:  2 threads, no profiler vs libdump at 100 Hz vs gperftools'
 #         libprofiler (CPUPROFILE, CPUPROFILE_FREQUENCY=100).
 # Usage: bench/pprof/run.sh [BUILD_DIR] [REPS]
@@ -42,6 +43,7 @@ run tcmalloc_heapprofile LD_PRELOAD=$LIB/libtcmalloc.so.4 HEAPPROFILE=$T/gp HEAP
 echo "libdump 512 KiB sampling overhead:   $(pct $R_libdump_off $R_libdump_512k)"
 echo "jemalloc prof:true overhead:         $(pct $R_jemalloc $R_jemalloc_prof)"
 echo "gperftools HEAPPROFILE overhead:     $(pct $R_tcmalloc $R_tcmalloc_heapprofile)"
+$B/bench/pprof/bench_pprof_sample_cost
 
 echo "== cpu: CPU seconds for fixed 2-thread work, median of $REPS"
 run none X=1 -- $CPU $WORK
