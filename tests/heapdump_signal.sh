@@ -3,7 +3,8 @@
 # on SIGUSR2 to LIBDUMP_HEAPDUMP_PATH; the dump is private (0600) and valid.
 #   heapdump_signal.sh BINDIR
 set -euo pipefail
-bindir=$1
+source "$(dirname "$0")/python_dump_checks.sh"
+bindir=$(cd "$1" && pwd)
 lib=$bindir/libdump/libdump.so
 readdump=$bindir/tools/readdump/readdump
 dir=$(mktemp -d)
@@ -27,11 +28,5 @@ for _ in $(seq 100); do
 done
 kill "$pid" 2>/dev/null || true
 wait "$pid" 2>/dev/null || true
-[ -f "$dump" ] || { echo "FAIL: no dump at $dump"; exit 1; }
-[ ! -e "$dump.partial" ] || { echo "FAIL: $dump.partial left behind"; exit 1; }
-mode=$(stat -c %a "$dump")
-[ "$mode" = 600 ] || { echo "FAIL: dump mode $mode, want 600"; exit 1; }
-"$readdump" --validate "$dump"
-objects=$("$readdump" --json "$dump" | python3 -c 'import json,sys; print(json.load(sys.stdin)["summary"]["objects"]["count"])')
-[ "$objects" -gt 20000 ] || { echo "FAIL: only $objects objects in python3's heap"; exit 1; }
+objects=$(check_python_dump "$dump")
 echo "PASS: python3 dumped $objects objects on SIGUSR2"
