@@ -114,7 +114,7 @@ void MarkSampled(void* p, size_t size) {
     s->large_sampled.store(true, std::memory_order_relaxed);
   } else {
     const uint32_t i = s->SlotIndex(reinterpret_cast<uintptr_t>(p));
-    EnsureExtra(s)->sampled[i >> 6].fetch_or(uint64_t{1} << (i & 63), std::memory_order_relaxed);
+    AnnotateSlot(s)->sampled[i >> 6].fetch_or(uint64_t{1} << (i & 63), std::memory_order_relaxed);
   }
   if (SampleHook hook = g_sample_hook.load(std::memory_order_acquire)) hook(p, size, true);
 }
@@ -240,14 +240,17 @@ void CountHeaplessFree(size_t bytes) {
 uint64_t HeaplessFrees() { return g_heapless_frees.load(std::memory_order_relaxed); }
 uint64_t HeaplessFreeBytes() { return g_heapless_free_bytes.load(std::memory_order_relaxed); }
 
-SpanExtra* EnsureExtra(Span* s) {
+SpanExtra* AnnotateSlot(Span* s) {
   SpanExtra* e = s->extra.load(std::memory_order_acquire);
-  if (e != nullptr) return e;
-  AllocatorSection section;
-  LockGuard g(g_page_heap.mutex());
-  e = g_page_heap.NewExtra();
-  s->extra.store(e, std::memory_order_release);
-  s->free_flags |= kFreeSlowExtra;
+  if (e == nullptr) {
+    AllocatorSection section;
+    LockGuard g(g_page_heap.mutex());
+    e = g_page_heap.NewExtra();
+    s->extra.store(e, std::memory_order_release);
+  }
+  // Only the owner sets or clears the flag (LocalFree); other threads only
+  // count down, in RemoteFree.
+  if (e->annotations.fetch_add(1, std::memory_order_relaxed) == 0) s->free_flags |= kFreeSlowExtra;
   return e;
 }
 

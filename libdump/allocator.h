@@ -86,9 +86,9 @@ uint64_t HeaplessFreeBytes();
 
 // Slot size of the objects of an in-use span.
 size_t SlotSize(const Span* s);
-// The span's side table, created on first use. Only the owner of a small
-// span (or the allocator of a large one) calls it.
-SpanExtra* EnsureExtra(Span* s);
+// The span's side table, created on first use, for one more annotated slot
+// (typed or sampled). Only the owner of the small span calls it.
+SpanExtra* AnnotateSlot(Span* s);
 
 void* AllocateAlignedImpl(size_t align, size_t size);
 void* ReallocateImpl(void* p, size_t size);

@@ -29,11 +29,16 @@ struct SpanExtra {
   std::atomic<uint64_t> sampled[kBitmapWords];
   std::atomic<uint32_t> type_id[kMaxSlotsPerSpan];
   std::atomic<uint32_t> count[kMaxSlotsPerSpan];  // array length for make_array
+  // Typed slots plus sampled slots. While it is non-zero the owner's local
+  // frees take the slow path (kFreeSlowExtra), which clears a slot's
+  // annotations; at zero they go fast again, so one sampled object does not
+  // slow every later free in its span.
+  std::atomic<uint32_t> annotations;
   SpanExtra* next_free;
 };
 
 // Span::free_flags: sends every local free to the slow path.
-inline constexpr uint8_t kFreeSlowExtra = 2;  // has SpanExtra to clear
+inline constexpr uint8_t kFreeSlowExtra = 2;  // has annotated slots to clear
 
 struct Span {
   uintptr_t start = 0;

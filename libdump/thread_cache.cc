@@ -151,13 +151,19 @@ namespace {
 
 // The slow part of ClearExtras: the span has a side table.
 __attribute__((noinline)) void ClearExtrasOf(SpanExtra* e, Span* s, uint32_t i) {
-  e->type_id[i].store(0, std::memory_order_relaxed);
-  e->count[i].store(0, std::memory_order_relaxed);
+  uint32_t cleared = 0;
+  if (e->type_id[i].load(std::memory_order_relaxed) != 0) {
+    e->type_id[i].store(0, std::memory_order_relaxed);
+    e->count[i].store(0, std::memory_order_relaxed);
+    ++cleared;
+  }
   const uint64_t m = uint64_t{1} << (i & 63);
   if (e->sampled[i >> 6].load(std::memory_order_relaxed) & m) {
     e->sampled[i >> 6].fetch_and(~m, std::memory_order_relaxed);
     NotifySampledFree(reinterpret_cast<void*>(s->SlotAddress(i)), s->slot_size);
+    ++cleared;
   }
+  if (cleared != 0) e->annotations.fetch_sub(cleared, std::memory_order_relaxed);
 }
 
 // Clears the annotations of a slot being freed (most spans have none).
@@ -175,6 +181,10 @@ void LocalFree(ThreadHeap* h, Span* s, uint32_t i) {
     Fatal("double free", reinterpret_cast<void*>(s->SlotAddress(i)));
   }
   ClearExtras(s, i);
+  // The last annotation gone (this free's or a remote one's): fast frees again.
+  if ((s->free_flags & kFreeSlowExtra) && s->extra.load(std::memory_order_relaxed)->annotations.load(std::memory_order_relaxed) == 0) {
+    s->free_flags &= static_cast<uint8_t>(~kFreeSlowExtra);
+  }
   w.store(v & ~m, std::memory_order_release);
   --s->used;
   const int c = s->size_class;

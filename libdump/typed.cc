@@ -48,10 +48,10 @@ void* AllocateTyped(size_t size, uint32_t type_id, uint32_t count) {
   if (s->state == SpanState::kLarge) {
     s->large_type_id.store(type_id, std::memory_order_relaxed);
     s->large_count.store(count, std::memory_order_relaxed);
-  } else {
+  } else if (type_id != 0) {
     // The allocating thread owns the span, so it may create the side table.
     const uint32_t i = s->SlotIndex(a);
-    SpanExtra* e = EnsureExtra(s);
+    SpanExtra* e = AnnotateSlot(s);
     e->count[i].store(count, std::memory_order_relaxed);
     e->type_id[i].store(type_id, std::memory_order_release);
   }
