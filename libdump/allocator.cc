@@ -114,7 +114,7 @@ void MarkSampled(void* p, size_t size) {
     s->large_sampled.store(true, std::memory_order_relaxed);
   } else {
     const uint32_t i = s->SlotIndex(reinterpret_cast<uintptr_t>(p));
-    AnnotateSlot(s)->sampled[i >> 6].fetch_or(uint64_t{1} << (i & 63), std::memory_order_relaxed);
+    AnnotateSlot(s, i)->sampled[i >> 6].fetch_or(uint64_t{1} << (i & 63), std::memory_order_relaxed);
   }
   if (SampleHook hook = g_sample_hook.load(std::memory_order_acquire)) hook(p, size, true);
 }
@@ -134,7 +134,6 @@ void* AllocateLarge(ThreadHeap* h, size_t size, size_t align) {
     if (s != nullptr) {
       s->slot_size = 0;
       s->nslots = 1;
-      s->free_flags = 0;
       s->large_type_id.store(0, std::memory_order_relaxed);
       s->large_count.store(0, std::memory_order_relaxed);
       s->large_sampled.store(false, std::memory_order_relaxed);
@@ -240,7 +239,7 @@ void CountHeaplessFree(size_t bytes) {
 uint64_t HeaplessFrees() { return g_heapless_frees.load(std::memory_order_relaxed); }
 uint64_t HeaplessFreeBytes() { return g_heapless_free_bytes.load(std::memory_order_relaxed); }
 
-SpanExtra* AnnotateSlot(Span* s) {
+SpanExtra* AnnotateSlot(Span* s, uint32_t i) {
   SpanExtra* e = s->extra.load(std::memory_order_acquire);
   if (e == nullptr) {
     AllocatorSection section;
@@ -248,9 +247,7 @@ SpanExtra* AnnotateSlot(Span* s) {
     e = g_page_heap.NewExtra();
     s->extra.store(e, std::memory_order_release);
   }
-  // Only the owner sets or clears the flag (LocalFree); other threads only
-  // count down, in RemoteFree.
-  if (e->annotations.fetch_add(1, std::memory_order_relaxed) == 0) s->free_flags |= kFreeSlowExtra;
+  s->annotated[i >> 6].fetch_or(uint64_t{1} << (i & 63), std::memory_order_release);
   return e;
 }
 

@@ -50,9 +50,8 @@ __attribute__((always_inline)) inline void FreeFast(void* ptr) {
   const ThreadHeap* owner = s->owner.load(std::memory_order_relaxed);
   // A small span of another thread (or of none): a remote free.
   if (owner != h && s->state == SpanState::kSmall) return FreeNotOwned(h, s, ptr);
-  // Owned by this thread implies a small span; free_flags sends annotated
-  // spans to the slow path.
-  if (LIBDUMP_LIKELY(owner == h && s->free_flags == 0)) {
+  // Owned by this thread implies a small span.
+  if (LIBDUMP_LIKELY(owner == h)) {
     const uint32_t i = s->SlotIndex(p);
     const uint64_t m = uint64_t{1} << (i & 63);
     std::atomic<uint64_t>& w = s->live[i >> 6];
@@ -60,9 +59,11 @@ __attribute__((always_inline)) inline void FreeFast(void* ptr) {
     // Misuse checks cost a multiply and two loads already in cache: an
     // interior pointer, a slot not live, or one already freed remotely all
     // go to the slow path, which reports them. So do frees that change the
-    // span's standing (see Span::slow_at).
+    // span's standing (see Span::slow_at), and of annotated slots, whose
+    // type or sample record must be cleared.
     if (LIBDUMP_LIKELY(s->SlotAddress(i) == p && (v & m) != 0 &&
-                       (s->remote[i >> 6].load(std::memory_order_relaxed) & m) == 0 &&
+                       ((s->remote[i >> 6].load(std::memory_order_relaxed) |
+                         s->annotated[i >> 6].load(std::memory_order_relaxed)) & m) == 0 &&
                        s->used > s->slow_at)) {
       w.store(v & ~m, std::memory_order_relaxed);
       --s->used;
@@ -86,9 +87,9 @@ uint64_t HeaplessFreeBytes();
 
 // Slot size of the objects of an in-use span.
 size_t SlotSize(const Span* s);
-// The span's side table, created on first use, for one more annotated slot
+// The span's side table, created on first use, with slot i marked annotated
 // (typed or sampled). Only the owner of the small span calls it.
-SpanExtra* AnnotateSlot(Span* s);
+SpanExtra* AnnotateSlot(Span* s, uint32_t i);
 
 void* AllocateAlignedImpl(size_t align, size_t size);
 void* ReallocateImpl(void* p, size_t size);

@@ -29,16 +29,8 @@ struct SpanExtra {
   std::atomic<uint64_t> sampled[kBitmapWords];
   std::atomic<uint32_t> type_id[kMaxSlotsPerSpan];
   std::atomic<uint32_t> count[kMaxSlotsPerSpan];  // array length for make_array
-  // Typed slots plus sampled slots. While it is non-zero the owner's local
-  // frees take the slow path (kFreeSlowExtra), which clears a slot's
-  // annotations; at zero they go fast again, so one sampled object does not
-  // slow every later free in its span.
-  std::atomic<uint32_t> annotations;
   SpanExtra* next_free;
 };
-
-// Span::free_flags: sends every local free to the slow path.
-inline constexpr uint8_t kFreeSlowExtra = 2;  // has annotated slots to clear
 
 struct Span {
   uintptr_t start = 0;
@@ -50,7 +42,6 @@ struct Span {
   uint32_t dirty_pages = 0;
   // In-use spans: pages were zero when handed out.
   bool zeroed = false;
-  uint8_t free_flags = 0;
   SpanList list = SpanList::kNone;
   uint32_t slot_size = 0;  // small: the class size; large: npages * kPageSize
   uint32_t nslots = 0;
@@ -71,6 +62,10 @@ struct Span {
   Span* prev = nullptr;
   Span* next = nullptr;
   std::atomic<uint64_t> live[kBitmapWords];
+  // Slots with annotations in `extra` (typed or sampled): their frees take
+  // the slow path, which clears them; every other free in the span stays
+  // fast. Set by the owner, cleared by whichever thread frees the slot.
+  std::atomic<uint64_t> annotated[kBitmapWords];
   // Written by other threads: on their own cache lines, away from the
   // owner's live bits and counters.
   alignas(64) std::atomic<uint64_t> remote[kBitmapWords];

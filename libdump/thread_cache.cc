@@ -45,11 +45,11 @@ Span* NewSmallSpan(ThreadHeap* h, int c) {
   s->div_magic = ci.div_magic;
   s->used = 0;
   s->slow_at = 1;
-  s->free_flags = 0;
   s->remote_pending.store(0, std::memory_order_relaxed);
   for (uint32_t w = 0; w < kBitmapWords; ++w) {
     s->live[w].store(0, std::memory_order_relaxed);
     s->remote[w].store(0, std::memory_order_relaxed);
+    s->annotated[w].store(0, std::memory_order_relaxed);
   }
   s->owner.store(h, std::memory_order_relaxed);
   s->state = SpanState::kSmall;
@@ -151,24 +151,22 @@ namespace {
 
 // The slow part of ClearExtras: the span has a side table.
 __attribute__((noinline)) void ClearExtrasOf(SpanExtra* e, Span* s, uint32_t i) {
-  uint32_t cleared = 0;
-  if (e->type_id[i].load(std::memory_order_relaxed) != 0) {
-    e->type_id[i].store(0, std::memory_order_relaxed);
-    e->count[i].store(0, std::memory_order_relaxed);
-    ++cleared;
-  }
+  e->type_id[i].store(0, std::memory_order_relaxed);
+  e->count[i].store(0, std::memory_order_relaxed);
   const uint64_t m = uint64_t{1} << (i & 63);
   if (e->sampled[i >> 6].load(std::memory_order_relaxed) & m) {
     e->sampled[i >> 6].fetch_and(~m, std::memory_order_relaxed);
     NotifySampledFree(reinterpret_cast<void*>(s->SlotAddress(i)), s->slot_size);
-    ++cleared;
   }
-  if (cleared != 0) e->annotations.fetch_sub(cleared, std::memory_order_relaxed);
+  s->annotated[i >> 6].fetch_and(~m, std::memory_order_relaxed);
 }
 
-// Clears the annotations of a slot being freed (most spans have none).
+// Clears the annotations of a slot being freed (most slots have none). The
+// acquire pairs with AnnotateSlot's release: a set bit means `extra` is seen.
 inline void ClearExtras(Span* s, uint32_t i) {
-  if (SpanExtra* e = s->extra.load(std::memory_order_acquire)) ClearExtrasOf(e, s, i);
+  if ((s->annotated[i >> 6].load(std::memory_order_acquire) >> (i & 63)) & 1) {
+    ClearExtrasOf(s->extra.load(std::memory_order_relaxed), s, i);
+  }
 }
 
 }  // namespace
@@ -181,10 +179,6 @@ void LocalFree(ThreadHeap* h, Span* s, uint32_t i) {
     Fatal("double free", reinterpret_cast<void*>(s->SlotAddress(i)));
   }
   ClearExtras(s, i);
-  // The last annotation gone (this free's or a remote one's): fast frees again.
-  if ((s->free_flags & kFreeSlowExtra) && s->extra.load(std::memory_order_relaxed)->annotations.load(std::memory_order_relaxed) == 0) {
-    s->free_flags &= static_cast<uint8_t>(~kFreeSlowExtra);
-  }
   w.store(v & ~m, std::memory_order_release);
   --s->used;
   const int c = s->size_class;

@@ -51,7 +51,7 @@ void* AllocateTyped(size_t size, uint32_t type_id, uint32_t count) {
   } else if (type_id != 0) {
     // The allocating thread owns the span, so it may create the side table.
     const uint32_t i = s->SlotIndex(a);
-    SpanExtra* e = AnnotateSlot(s);
+    SpanExtra* e = AnnotateSlot(s, i);
     e->count[i].store(count, std::memory_order_relaxed);
     e->type_id[i].store(type_id, std::memory_order_release);
   }
