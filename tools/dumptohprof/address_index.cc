@@ -20,6 +20,9 @@ void AddressIndex::Add(uint64_t addr, uint64_t size) {
                            MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
                   : ::mremap(entries_, capacity_ * sizeof(Entry), grown * sizeof(Entry), MREMAP_MAYMOVE);
     if (p == MAP_FAILED) throw std::bad_alloc();
+    // Filled once, front to back: huge pages take a fault per 2 MiB instead of
+    // per 4 KiB (a third of all the converter's page faults otherwise).
+    ::madvise(p, grown * sizeof(Entry), MADV_HUGEPAGE);
     entries_ = static_cast<Entry*>(p);
     capacity_ = grown;
   }
