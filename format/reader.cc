@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <boost/iostreams/filter/gzip.hpp>
 #include <boost/iostreams/filter/zstd.hpp>
 #include <boost/iostreams/filtering_stream.hpp>
@@ -258,19 +259,30 @@ class Reader::Impl {
   // --- fields ------------------------------------------------------------
   [[gnu::always_inline]] uint64_t U(const char* field) {
     if (Available() >= kMaxUvarintLen) [[likely]] {
-      // Not near the end: no bounds to check. Addresses take 5-7 bytes, so
-      // this loop is the reader's hottest code (a branch-free gather of the
-      // 7-bit groups from one 8-byte load measured more instructions).
+      // Not near the end: no bounds to check. Most fields take one or two
+      // bytes; addresses take 5-7, and a loop over their bytes was the
+      // reader's hottest code, so longer values are gathered from one 8-byte
+      // load (28 instructions for any length up to 8 instead of ~8 a byte).
       const uint8_t* p = pos_;
-      if (p[0] < 0x80) return *pos_++;  // most fields are one byte
-      uint64_t v = p[0] & 0x7f;
-      for (unsigned i = 1; i < kMaxUvarintLen - 1; ++i) {
-        const uint64_t b = p[i];
-        v |= (b & 0x7f) << (7 * i);
-        if (b < 0x80) {
-          if (b == 0) break;  // overlong: USlow names it
-          pos_ += i + 1;
-          return v;
+      if (p[0] < 0x80) return *pos_++;
+      if (p[1] < 0x80) {
+        if (p[1] == 0) return USlow(field);  // overlong: USlow names it
+        pos_ += 2;
+        return (p[0] & 0x7fu) | (uint64_t{p[1]} << 7);
+      }
+      uint64_t w;
+      std::memcpy(&w, p, 8);
+      if constexpr (std::endian::native == std::endian::big) w = __builtin_bswap64(w);
+      const uint64_t stops = ~w & 0x8080808080808080u;  // a clear top bit ends the value
+      if (stops != 0) {
+        const unsigned last = static_cast<unsigned>(__builtin_ctzll(stops));  // 8 * length - 1
+        if (((w >> (last - 7)) & 0x7f) != 0) {  // else overlong
+          uint64_t x = w & 0x7f7f7f7f7f7f7f7fu & (~uint64_t{0} >> (63 - last));
+          x = (x & 0x007f007f007f007fu) | ((x & 0x7f007f007f007f00u) >> 1);
+          x = (x & 0x00003fff00003fffu) | ((x & 0x3fff00003fff0000u) >> 2);
+          x = (x & 0x000000000fffffffu) | ((x & 0x0fffffff00000000u) >> 4);
+          pos_ += (last >> 3) + 1;
+          return x;
         }
       }
     }

@@ -93,6 +93,37 @@ TEST(ReaderErrors, OverlongAndOverflowingVarints) {
   EXPECT_NE(err.find("kind 5 (dataroot): addr: uvarint overflows"), std::string::npos) << err;
 }
 
+// The fast path decodes values away from the end of the bytes at hand: every
+// length, every value boundary, and overlong encodings of every length.
+TEST(ReaderErrors, VarintsOfEveryLengthAwayFromTheEnd) {
+  std::vector<uint64_t> values = {0, 1, 127, 128, 255, 16383, 16384, UINT64_MAX, UINT64_MAX - 1};
+  for (unsigned bits = 7; bits < 64; bits += 7) {
+    values.push_back((uint64_t{1} << bits) - 1);
+    values.push_back(uint64_t{1} << bits);
+    values.push_back((uint64_t{1} << bits) | 0x55);
+  }
+  std::string dump = Hdr();
+  for (uint64_t v : values) dump += V(5) + V(v) + V(~v);
+  const std::string tail = V(3);
+  std::istringstream in(dump + tail);
+  Reader reader(in);
+  Record r;
+  for (uint64_t v : values) {
+    ASSERT_TRUE(reader.Next(r));
+    ASSERT_EQ(r.kind, Kind::kDataRoot);
+    EXPECT_EQ(r.data_root.addr, v);
+    EXPECT_EQ(r.data_root.ptr, ~v);
+  }
+  for (size_t len = 2; len <= kMaxUvarintLen; ++len) {
+    // 0x81 0x80 ... 0x00: the value 1 in len bytes, followed by plenty of records.
+    std::string overlong = "\x81" + std::string(len - 2, '\x80') + std::string(1, '\0');
+    uint64_t off = 0;
+    const std::string err = ParseError(Hdr() + V(5) + overlong + V(0) + dump.substr(Hdr().size()) + tail, &off);
+    EXPECT_EQ(off, 17u) << len;
+    EXPECT_NE(err.find("kind 5 (dataroot): addr: overlong uvarint"), std::string::npos) << len << ": " << err;
+  }
+}
+
 TEST(ReaderErrors, LengthsNear2To64AllocateNothing) {
   const uint64_t huge[] = {~0ull, ~0ull - 1, 1ull << 63, (1ull << 40) + 1};
   for (uint64_t n : huge) {
