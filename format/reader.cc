@@ -162,6 +162,7 @@ class Reader::Impl {
   bool Next(Record& r);
   void ReadPayload(const std::function<void(std::span<const uint8_t>)>& chunk);
   std::span<const uint8_t> Payload(size_t max);
+  void Range(uint64_t start, uint64_t end);
 
  private:
   // --- input -------------------------------------------------------------
@@ -186,7 +187,13 @@ class Reader::Impl {
       end_ += got;
       return got;
     }
-    const size_t got = raw_->Read(end_, static_cast<size_t>(limit - end_));
+    size_t want = static_cast<size_t>(limit - end_);
+    if (stop_ != 0) {  // uncompressed: end_ is at input offset base_ + (end_ - begin_)
+      const uint64_t at = base_ + static_cast<uint64_t>(end_ - begin_);
+      want = static_cast<size_t>(std::min<uint64_t>(want, stop_ > at ? stop_ - at : 0));
+      if (want == 0) return 0;
+    }
+    const size_t got = raw_->Read(end_, want);
     end_ += got;
     return got;
   }
@@ -378,6 +385,7 @@ class Reader::Impl {
   uint8_t* map_ = nullptr;
   size_t map_len_ = 0;
   bool at_end_ = false;
+  uint64_t stop_ = 0;  // Range()'s end; 0: none
 
   uint64_t kind_ = 0;            // kind of the record being decoded, for errors
   uint64_t payload_left_ = 0;    // unread payload bytes of the last object
@@ -502,10 +510,22 @@ std::span<const uint8_t> Reader::Impl::Payload(size_t max) {
   return {scratch_.data(), scratch_.size()};
 }
 
+void Reader::Impl::Range(uint64_t start, uint64_t end) {
+  SkipPayload();
+  payload_taken_ = true;
+  if (start < Offset() || (end != 0 && end < start)) throw std::logic_error("Reader::Range: range behind the reader");
+  stop_ = 0;
+  at_end_ = false;
+  payload_left_ = start - Offset();
+  payload_offset_ = Offset();
+  SkipPayload();
+  stop_ = end;
+}
+
 bool Reader::Impl::Next(Record& r) {
   SkipPayload();
   payload_taken_ = true;
-  if (done_) return false;
+  if (done_ || (stop_ != 0 && Offset() >= stop_)) return false;
   r.offset = Offset();
   kind_ = 0;
   Fill(1);
@@ -699,6 +719,7 @@ void Reader::ReadPayload(const std::function<void(std::span<const uint8_t>)>& ch
   impl_->ReadPayload(chunk);
 }
 std::span<const uint8_t> Reader::Payload(size_t max) { return impl_->Payload(max); }
+void Reader::Range(uint64_t start, uint64_t end) { impl_->Range(start, end); }
 uint64_t Reader::offset() const { return impl_->Offset(); }
 
 }  // namespace libdump::format

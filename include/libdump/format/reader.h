@@ -86,6 +86,13 @@ class Reader {
   // object is larger than `max`.
   std::span<const uint8_t> Payload(size_t max = 64 << 20);
 
+  // Continues at `start` and stops before `end`: Next() then returns false at
+  // `end` (0: the end of the input). For a later pass over a dump split
+  // between threads: both must be record boundaries an earlier pass saw, and
+  // start at or after offset(). An uncompressed file is read no further than
+  // `end`; other input is read through up to `start`.
+  void Range(uint64_t start, uint64_t end);
+
   // Decompressed bytes consumed so far.
   uint64_t offset() const;
 
