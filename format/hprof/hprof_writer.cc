@@ -75,7 +75,7 @@ constexpr uint32_t kMaxRecord = UINT32_MAX;
 }  // namespace
 
 Writer::Writer(Output& out, WriterOptions options)
-    : out_(out), options_(options), buf_(std::max<size_t>(options.buffer_size, 64)) {
+    : out_(&out), options_(options), buf_(std::max<size_t>(options.buffer_size, 64)) {
   if (options_.max_segment == 0) throw std::invalid_argument("hprof: max_segment 0");
   static constexpr char kHeader[] = "JAVA PROFILE 1.0.2";
   Bytes(reinterpret_cast<const uint8_t*>(kHeader), sizeof kHeader);  // with its NUL
@@ -86,16 +86,24 @@ Writer::Writer(Output& out, WriterOptions options)
 
 // Two buffers take turns, so that an output writing in the background reads
 // one while the other fills.
+Writer::Writer(Fragment, size_t buffer_size)
+    : out_(nullptr), fragment_(true), buf_(std::max<size_t>(buffer_size, 64)) {}
+
 Writer::~Writer() {
+  if (out_ == nullptr) return;
   try {
-    out_.Sync();
+    out_->Sync();
   } catch (...) {
   }
 }
 
 void Writer::Drain(size_t n) {
+  if (fragment_) {  // keeps everything
+    buf_.resize(std::max(buf_.size() * 2, pos_ + n));
+    return;
+  }
   if (pos_ > 0) {
-    out_.Write(buf_.data(), pos_);
+    out_->Write(buf_.data(), pos_);
     flushed_ += pos_;
     pos_ = 0;
     if (spare_.empty()) spare_.resize(buf_.size());
@@ -105,8 +113,9 @@ void Writer::Drain(size_t n) {
 }
 
 void Writer::Flush() {
+  if (fragment_) return;
   Drain(0);
-  out_.Sync();
+  out_->Sync();
 }
 
 void Writer::U2(uint16_t v) {
@@ -132,10 +141,10 @@ void Writer::U8(uint64_t v) {
 
 void Writer::Bytes(const uint8_t* p, size_t n) {
   if (n == 0) return;  // an empty span may have no data pointer
-  if (n >= buf_.size()) {
+  if (n >= buf_.size() && !fragment_) {
     Drain(0);
-    out_.Write(p, n);
-    out_.Sync();  // p is the caller's
+    out_->Write(p, n);
+    out_->Sync();  // p is the caller's
     flushed_ += n;
     return;
   }
@@ -145,7 +154,7 @@ void Writer::Bytes(const uint8_t* p, size_t n) {
 }
 
 void Writer::Top(Tag tag, uint64_t length) {
-  if (state_ != State::kTop) throw std::logic_error("hprof: top-level record after the heap dump began");
+  if (state_ != State::kTop || fragment_) throw std::logic_error("hprof: top-level record after the heap dump began");
   if (pending_ != 0) throw std::logic_error("hprof: record inside an unfinished array");
   if (length > kMaxRecord) throw std::length_error("hprof: record longer than 4 GiB");
   U1(tag);
@@ -158,10 +167,13 @@ void Writer::Sub(uint64_t length) {
   if (pending_ != 0) throw std::logic_error("hprof: record inside an unfinished array");
   if (length > kMaxRecord) throw std::length_error("hprof: sub-record longer than 4 GiB");
   state_ = State::kHeap;
-  if (segment_open_ && (segment_bytes_ + length > options_.max_segment || segment_bytes_ + length > kMaxRecord)) {
-    CloseSegment();
+  if (fragment_) {
+    lengths_.push_back(static_cast<uint32_t>(length));
+    return;
   }
-  if (!segment_open_) {
+  const bool opens = Opens(length);
+  if (opens && segment_open_) CloseSegment();
+  if (opens) {
     segment_start_ = bytes_written();
     U1(kTagHeapDumpSegment);
     U4(0);
@@ -173,6 +185,35 @@ void Writer::Sub(uint64_t length) {
   segment_bytes_ += length;
 }
 
+bool Writer::Opens(uint64_t length) const {
+  return !segment_open_ || segment_bytes_ + length > options_.max_segment || segment_bytes_ + length > kMaxRecord;
+}
+
+void Writer::Append(const Writer& f) {
+  if (fragment_ || !f.fragment_) throw std::logic_error("hprof: Append takes a fragment into a file's writer");
+  if (f.pending_ != 0) throw std::logic_error("hprof: fragment ends inside an unfinished array");
+  // Runs of sub-records that share a segment go out in one piece.
+  const uint8_t* p = f.buf_.data();
+  size_t run = 0;
+  for (const uint32_t length : f.lengths_) {
+    if (Opens(length)) {
+      Bytes(p, run);
+      p += run;
+      run = 0;
+    }
+    Sub(length);
+    run += length;
+  }
+  Bytes(p, run);
+}
+
+void Writer::Clear() {
+  if (!fragment_) throw std::logic_error("hprof: Clear is for fragments");
+  pos_ = 0;
+  pending_ = 0;
+  lengths_.clear();
+}
+
 void Writer::CloseSegment() {
   const uint32_t n = static_cast<uint32_t>(segment_bytes_);
   const uint8_t be[4] = {static_cast<uint8_t>(n >> 24), static_cast<uint8_t>(n >> 16), static_cast<uint8_t>(n >> 8),
@@ -181,7 +222,7 @@ void Writer::CloseSegment() {
   if (at >= flushed_) {
     std::memcpy(buf_.data() + (at - flushed_), be, 4);
   } else {
-    out_.WriteAt(at, be, 4);
+    out_->WriteAt(at, be, 4);
   }
   segment_open_ = false;
 }
@@ -368,7 +409,7 @@ void Writer::Raw(std::span<const uint8_t> bytes) {
 }
 
 void Writer::HeapDumpEnd() {
-  if (state_ == State::kEnded) throw std::logic_error("hprof: HEAP DUMP END twice");
+  if (state_ == State::kEnded || fragment_) throw std::logic_error("hprof: HEAP DUMP END twice, or in a fragment");
   if (pending_ != 0) throw std::logic_error("hprof: HEAP DUMP END inside an unfinished array");
   if (segment_open_) CloseSegment();
   U1(kTagHeapDumpEnd);

@@ -109,6 +109,12 @@ class Writer {
  public:
   // Writes the file header and the kEmptyTrace TRACE.
   Writer(Output& out, WriterOptions options = {});
+  // A fragment of a heap: sub-records only, kept in memory (no file header,
+  // no segments) for the Writer of the file to Append() in order, so that
+  // threads can encode the parts of one heap side by side. Its buffer grows
+  // to hold everything written into it.
+  struct Fragment {};
+  Writer(Fragment, size_t buffer_size);
   // Waits until the output no longer reads the buffers (a failed or abandoned
   // file: errors are dropped; HeapDumpEnd() and Flush() report them).
   ~Writer();
@@ -140,6 +146,13 @@ class Writer {
   void Ids(std::span<const Id> ids);
   void Raw(std::span<const uint8_t> big_endian_bytes);
 
+  // Writes a fragment's sub-records, splitting segments between them exactly
+  // as writing them here one by one would. The fragment stays as it was.
+  void Append(const Writer& fragment);
+  // A fragment's bytes so far; Clear() empties it for reuse.
+  std::span<const uint8_t> fragment_bytes() const { return {buf_.data(), pos_}; }
+  void Clear();
+
   // Closes the last segment and writes HEAP DUMP END; nothing may follow.
   void HeapDumpEnd();
   // Pushes the buffer to the output (also done by HeapDumpEnd).
@@ -163,8 +176,13 @@ class Writer {
   void IdV(Id v) { U8(v); }
   void Bytes(const uint8_t* p, size_t n);
 
-  Output& out_;
+  // Whether a sub-record of `length` bytes starts a new segment.
+  bool Opens(uint64_t length) const;
+
+  Output* out_;  // null for a fragment
   WriterOptions options_;
+  bool fragment_ = false;
+  std::vector<uint32_t> lengths_;  // a fragment's sub-records
   std::vector<uint8_t> buf_;
   std::vector<uint8_t> spare_;  // the buffer last handed to out_, maybe still being written
   size_t pos_ = 0;
