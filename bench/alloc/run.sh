@@ -51,8 +51,8 @@ int main() {
 }
 """)
 workloads = [
-    ("larson", [f"{b}/alloc_bench_larson"]),
-    ("cache-scratch", [f"{b}/alloc_bench_cache_scratch"]),
+    ("larson", [f"{b}/alloc_bench_larson", "10"]),
+    ("cache-scratch", [f"{b}/alloc_bench_cache_scratch", "10"]),
     ("prodcons", [f"{b}/alloc_bench_prodcons"]),
     ("large", [f"{b}/alloc_bench_large"]),
     ("churn", [f"{b}/alloc_bench_churn"]),
@@ -69,17 +69,22 @@ def run(cmd, preload, extra_env={}):
     if preload:
         env["LD_PRELOAD"] = preload
     out = os.path.join(tmp, "out")
+    rss = os.path.join(tmp, "rss")
+    # Peak RSS through /usr/bin/time: a child forked from python inherits
+    # python's ~10 MiB resident pages, and the kernel carries that high-water
+    # mark across exec, so every small workload would read as 10 MiB.
+    timed = ["/usr/bin/time", "-f", "%M", "-o", rss] + cmd
     t0 = time.monotonic()
     pid = os.fork()
     if pid == 0:
         fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.dup2(fd, 1)
-        os.execvpe(cmd[0], cmd, env)
-    _, status, ru = os.wait4(pid, 0)
+        os.execvpe(timed[0], timed, env)
+    _, status, _ = os.wait4(pid, 0)
     elapsed = time.monotonic() - t0
     if status != 0:
         sys.exit(f"{cmd[0]} failed under {preload}: status {status}")
-    return elapsed, ru.ru_maxrss / 1024.0, open(out).read()
+    return elapsed, int(open(rss).read().split()[-1]) / 1024.0, open(out).read()
 
 results = {}
 for wname, cmd in workloads:
