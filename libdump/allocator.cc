@@ -101,11 +101,17 @@ int64_t NextSampleCountdown(ThreadHeap* h) {
   // An exponential distance makes each byte equally likely to be sampled
   // whatever came before it, which is what lets the profiler unbias a sample
   // of s bytes by 1/(1-exp(-s/interval)) (docs/sampling.md); a uniform
-  // distance would not. The xorshift state is drawn fresh from a hashed counter.
+  // distance would not.
+  return NextSampleDistance(&h->sample_rng, interval);
+}
+
+// Each heap's generator starts from a hashed process-wide counter, once per
+// attach: threads (and pooled heaps reused by new threads) never share a
+// sequence of distances.
+void SeedSampling(ThreadHeap* h) {
   static std::atomic<uint64_t> seed{0x9e3779b97f4a7c15ULL};
-  uint64_t state = Mix(seed.fetch_add(0x9e3779b97f4a7c15ULL, std::memory_order_relaxed) ^
-                       reinterpret_cast<uintptr_t>(h)) | 1;
-  return NextSampleDistance(&state, interval);
+  h->sample_rng = Mix(seed.fetch_add(0x9e3779b97f4a7c15ULL, std::memory_order_relaxed) ^
+                      reinterpret_cast<uintptr_t>(h)) | 1;
 }
 
 void MarkSampled(void* p, size_t size) {
@@ -114,7 +120,9 @@ void MarkSampled(void* p, size_t size) {
     s->large_sampled.store(true, std::memory_order_relaxed);
   } else {
     const uint32_t i = s->SlotIndex(reinterpret_cast<uintptr_t>(p));
-    AnnotateSlot(s, i)->sampled[i >> 6].fetch_or(uint64_t{1} << (i & 63), std::memory_order_relaxed);
+    const uint64_t m = uint64_t{1} << (i & 63);
+    s->sampled[i >> 6].fetch_or(m, std::memory_order_relaxed);
+    s->annotated[i >> 6].fetch_or(m, std::memory_order_release);
   }
   if (SampleHook hook = g_sample_hook.load(std::memory_order_acquire)) hook(p, size, true);
 }
@@ -225,7 +233,10 @@ void OnHeapAttached(ThreadHeap* h) {
   }
 }
 
-int64_t FirstSampleCountdown(ThreadHeap* h) { return NextSampleCountdown(h); }
+int64_t FirstSampleCountdown(ThreadHeap* h) {
+  SeedSampling(h);
+  return NextSampleCountdown(h);
+}
 
 void NotifySampledFree(void* p, size_t size) {
   if (SampleHook hook = g_sample_hook.load(std::memory_order_acquire)) hook(p, size, false);
@@ -403,10 +414,8 @@ bool IsSampled(const void* ptr) {
   if (s == nullptr) return false;
   if (s->state == SpanState::kLarge) return s->large_sampled.load(std::memory_order_relaxed);
   if (s->state != SpanState::kSmall) return false;
-  SpanExtra* e = s->extra.load(std::memory_order_acquire);
-  if (e == nullptr) return false;
   const uint32_t i = s->SlotIndex(p);
-  return (e->sampled[i >> 6].load(std::memory_order_relaxed) >> (i & 63)) & 1;
+  return (s->sampled[i >> 6].load(std::memory_order_relaxed) >> (i & 63)) & 1;
 }
 
 }  // namespace libdump

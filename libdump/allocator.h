@@ -87,8 +87,8 @@ uint64_t HeaplessFreeBytes();
 
 // Slot size of the objects of an in-use span.
 size_t SlotSize(const Span* s);
-// The span's side table, created on first use, with slot i marked annotated
-// (typed or sampled). Only the owner of the small span calls it.
+// The span's side table of types, created on first use, with slot i marked
+// annotated. Only the owner of the small span calls it.
 SpanExtra* AnnotateSlot(Span* s, uint32_t i);
 
 void* AllocateAlignedImpl(size_t align, size_t size);

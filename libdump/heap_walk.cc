@@ -25,8 +25,8 @@ ObjectInfo Describe(const Span* s, uint32_t i) {
   if (const SpanExtra* e = s->extra.load(std::memory_order_acquire)) {
     o.type_id = e->type_id[i].load(std::memory_order_relaxed);
     o.count = e->count[i].load(std::memory_order_relaxed);
-    o.sampled = (e->sampled[i >> 6].load(std::memory_order_relaxed) >> (i & 63)) & 1;
   }
+  o.sampled = (s->sampled[i >> 6].load(std::memory_order_relaxed) >> (i & 63)) & 1;
   return o;
 }
 

@@ -75,13 +75,15 @@ void PageHeap::DeleteSpanObject(Span* s) {
 }
 
 SpanExtra* PageHeap::NewExtra() {
-  SpanExtra* e = free_extras_;
-  if (e != nullptr) {
+  // A pooled table is clean already: its span went back to the page heap
+  // empty, and every free cleared its slot's annotations (ClearAnnotations).
+  // Zeroing it again cost 66 cache-line writes, one in ten heap samples.
+  if (SpanExtra* e = free_extras_) {
     free_extras_ = e->next_free;
-  } else {
-    e = static_cast<SpanExtra*>(MetaAlloc(sizeof(SpanExtra)));
+    e->next_free = nullptr;
+    return e;
   }
-  return new (e) SpanExtra();
+  return new (MetaAlloc(sizeof(SpanExtra))) SpanExtra();
 }
 
 void PageHeap::DeleteExtra(SpanExtra* e) {

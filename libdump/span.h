@@ -24,9 +24,13 @@ enum class SpanState : uint8_t { kFree = 0, kSmall = 1, kLarge = 2 };
 // Where a small span sits from its owner's point of view.
 enum class SpanList : uint8_t { kNone = 0, kCurrent, kPartial, kFull, kOrphan };
 
-// Per-slot annotations that only some spans need: allocated on first use.
+// Per-slot types, which only spans holding typed objects need: allocated on
+// first use. Heap samples are marked in the span itself (Span::sampled): a
+// sample is a few hundred allocations apart in a busy program, so each one
+// finds the caches cold, and a side table would cost it a 4 KiB table to set
+// up plus a cache miss at allocation and another at free.
 struct SpanExtra {
-  std::atomic<uint64_t> sampled[kBitmapWords];
+  std::atomic<uint64_t> typed[kBitmapWords];  // which slots' entries below are set
   std::atomic<uint32_t> type_id[kMaxSlotsPerSpan];
   std::atomic<uint32_t> count[kMaxSlotsPerSpan];  // array length for make_array
   SpanExtra* next_free;
@@ -62,10 +66,12 @@ struct Span {
   Span* prev = nullptr;
   Span* next = nullptr;
   std::atomic<uint64_t> live[kBitmapWords];
-  // Slots with annotations in `extra` (typed or sampled): their frees take
-  // the slow path, which clears them; every other free in the span stays
-  // fast. Set by the owner, cleared by whichever thread frees the slot.
+  // Slots that are typed (see `extra`) or sampled: their frees take the slow
+  // path, which clears them; every other free in the span stays fast. Set by
+  // the owner, cleared by whichever thread frees the slot.
   std::atomic<uint64_t> annotated[kBitmapWords];
+  // Slots chosen by the heap profiler's sampling; same writers as annotated.
+  std::atomic<uint64_t> sampled[kBitmapWords];
   // Written by other threads: on their own cache lines, away from the
   // owner's live bits and counters.
   alignas(64) std::atomic<uint64_t> remote[kBitmapWords];

@@ -40,6 +40,17 @@ uint32_t TypeIdOf(const void* p) {
   return FindObject(p, &o) ? o.type_id : ~0u;
 }
 
+// What the page heap's pool relies on to hand side tables out unzeroed.
+bool ExtraIsClean(const internal::SpanExtra* e) {
+  for (uint32_t w = 0; w < internal::kBitmapWords; ++w) {
+    if (e->typed[w].load() != 0) return false;
+  }
+  for (uint32_t i = 0; i < internal::kMaxSlotsPerSpan; ++i) {
+    if (e->type_id[i].load() != 0 || e->count[i].load() != 0) return false;
+  }
+  return true;
+}
+
 size_t AnnotatedSlots(const Span* s) {
   size_t n = 0;
   for (const auto& w : s->annotated) n += static_cast<size_t>(__builtin_popcountll(w.load()));
@@ -113,9 +124,28 @@ TEST(SpanAnnotations, TypedAndSampledOnOneSlotAreBothCleared) {
   ASSERT_TRUE(IsSampled(t));
   Span* s = SpanOf(t);
   EXPECT_TRUE(Annotated(t));
+  const internal::SpanExtra* e = s->extra.load();
+  ASSERT_NE(e, nullptr);
+  EXPECT_FALSE(ExtraIsClean(e));
   destroy(t);
   EXPECT_EQ(AnnotatedSlots(s), 0u);
   EXPECT_FALSE(IsSampled(t));
+  EXPECT_TRUE(ExtraIsClean(e));
+}
+
+TEST(SpanAnnotations, ASpanEmptiedOfTypedArraysAndSamplesLeavesItsSideTableClean) {
+  // Arrays of every slot of a span, some sampled, then all freed (some from
+  // another thread): the side table that goes back to the pool is all zero.
+  std::vector<Pair*> arrays;
+  SetSampleInterval(1);
+  for (int i = 0; i < 200; ++i) arrays.push_back(i % 3 == 0 ? make_array<Pair>(1) : make<Pair>());
+  SetSampleInterval(0);
+  const internal::SpanExtra* e = SpanOf(arrays[0])->extra.load();
+  ASSERT_NE(e, nullptr);
+  std::vector<Pair*> remote(arrays.begin(), arrays.begin() + 100);
+  std::thread([&remote] { for (Pair* p : remote) destroy(p); }).join();
+  for (size_t i = 100; i < arrays.size(); ++i) destroy(arrays[i]);
+  EXPECT_TRUE(ExtraIsClean(e));
 }
 
 }  // namespace

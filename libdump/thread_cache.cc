@@ -50,6 +50,7 @@ Span* NewSmallSpan(ThreadHeap* h, int c) {
     s->live[w].store(0, std::memory_order_relaxed);
     s->remote[w].store(0, std::memory_order_relaxed);
     s->annotated[w].store(0, std::memory_order_relaxed);
+    s->sampled[w].store(0, std::memory_order_relaxed);
   }
   s->owner.store(h, std::memory_order_relaxed);
   s->state = SpanState::kSmall;
@@ -149,24 +150,27 @@ bool Refill(ThreadHeap* h, int c) {
 
 namespace {
 
-// The slow part of ClearExtras: the span has a side table.
-__attribute__((noinline)) void ClearExtrasOf(SpanExtra* e, Span* s, uint32_t i) {
-  e->type_id[i].store(0, std::memory_order_relaxed);
-  e->count[i].store(0, std::memory_order_relaxed);
+// The slow part of ClearExtras: the slot is typed, sampled or both.
+__attribute__((noinline)) void ClearAnnotations(Span* s, uint32_t i) {
   const uint64_t m = uint64_t{1} << (i & 63);
-  if (e->sampled[i >> 6].load(std::memory_order_relaxed) & m) {
-    e->sampled[i >> 6].fetch_and(~m, std::memory_order_relaxed);
+  SpanExtra* e = s->extra.load(std::memory_order_relaxed);
+  if (e != nullptr && (e->typed[i >> 6].load(std::memory_order_relaxed) & m)) {
+    e->type_id[i].store(0, std::memory_order_relaxed);
+    e->count[i].store(0, std::memory_order_relaxed);
+    e->typed[i >> 6].fetch_and(~m, std::memory_order_relaxed);
+  }
+  if (s->sampled[i >> 6].load(std::memory_order_relaxed) & m) {
+    s->sampled[i >> 6].fetch_and(~m, std::memory_order_relaxed);
     NotifySampledFree(reinterpret_cast<void*>(s->SlotAddress(i)), s->slot_size);
   }
   s->annotated[i >> 6].fetch_and(~m, std::memory_order_relaxed);
 }
 
 // Clears the annotations of a slot being freed (most slots have none). The
-// acquire pairs with AnnotateSlot's release: a set bit means `extra` is seen.
+// acquire pairs with the release that set the bit: a set bit means `extra`
+// and the sampled bit are seen.
 inline void ClearExtras(Span* s, uint32_t i) {
-  if ((s->annotated[i >> 6].load(std::memory_order_acquire) >> (i & 63)) & 1) {
-    ClearExtrasOf(s->extra.load(std::memory_order_relaxed), s, i);
-  }
+  if ((s->annotated[i >> 6].load(std::memory_order_acquire) >> (i & 63)) & 1) ClearAnnotations(s, i);
 }
 
 }  // namespace

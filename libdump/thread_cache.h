@@ -31,6 +31,9 @@ struct ThreadHeap {
   // Bytes left before the next sampled allocation. Charged in slot bytes on
   // the fast path; INT64_MAX while sampling is off.
   int64_t sample_left = INT64_MAX;
+  // xorshift state for the sampling distances: per thread, so that a sample
+  // costs no atomic on a line every sampling thread writes.
+  uint64_t sample_rng = 0;
   SpanQueue partial[kNumClasses];
   SpanQueue full[kNumClasses];
   // Remote frees into this heap's spans since it last swept its full lists.
