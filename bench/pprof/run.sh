@@ -33,16 +33,18 @@ run() {  # run NAME ENV... -- CMD...: prints the median of REPS runs
 }
 pct() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%+.1f%%", (b / a - 1) * 100}'; }
 
-echo "== heap: ns (CPU) per malloc+free, median of $REPS"
-run libdump_off LD_PRELOAD=$DUMP -- $ALLOC $OPS
-run libdump_512k LD_PRELOAD="$DUMP $PROF" LIBDUMP_HEAPPROFILE=$T/h.pprof LIBDUMP_MEMPROFILE_RATE=524288 -- $ALLOC $OPS
-run jemalloc LD_PRELOAD=$LIB/libjemalloc.so.2 MALLOC_CONF=prof:false -- $ALLOC $OPS
-run jemalloc_prof LD_PRELOAD=$LIB/libjemalloc.so.2 MALLOC_CONF=prof:true,prof_prefix:$T/je -- $ALLOC $OPS
-run tcmalloc LD_PRELOAD=$LIB/libtcmalloc.so.4 -- $ALLOC $OPS
-run tcmalloc_heapprofile LD_PRELOAD=$LIB/libtcmalloc.so.4 HEAPPROFILE=$T/gp HEAP_PROFILE_ALLOCATION_INTERVAL=0 -- $ALLOC $OPS
+for MIX in mixed small; do
+echo "== heap, $MIX sizes: ns (CPU) per malloc+free, median of $REPS"
+run libdump_off LD_PRELOAD=$DUMP -- $ALLOC $OPS $MIX
+run libdump_512k LD_PRELOAD="$DUMP $PROF" LIBDUMP_HEAPPROFILE=$T/h.pprof LIBDUMP_MEMPROFILE_RATE=524288 -- $ALLOC $OPS $MIX
+run jemalloc LD_PRELOAD=$LIB/libjemalloc.so.2 MALLOC_CONF=prof:false -- $ALLOC $OPS $MIX
+run jemalloc_prof LD_PRELOAD=$LIB/libjemalloc.so.2 MALLOC_CONF=prof:true,prof_prefix:$T/je -- $ALLOC $OPS $MIX
+run tcmalloc LD_PRELOAD=$LIB/libtcmalloc.so.4 -- $ALLOC $OPS $MIX
+run tcmalloc_heapprofile LD_PRELOAD=$LIB/libtcmalloc.so.4 HEAPPROFILE=$T/gp HEAP_PROFILE_ALLOCATION_INTERVAL=0 -- $ALLOC $OPS $MIX
 echo "libdump 512 KiB sampling overhead:   $(pct $R_libdump_off $R_libdump_512k)"
 echo "jemalloc prof:true overhead:         $(pct $R_jemalloc $R_jemalloc_prof)"
 echo "gperftools HEAPPROFILE overhead:     $(pct $R_tcmalloc $R_tcmalloc_heapprofile)"
+done
 $B/bench/pprof/bench_pprof_sample_cost
 
 echo "== cpu: CPU seconds for fixed 2-thread work, median of $REPS"
