@@ -1,6 +1,7 @@
 // dump -> hprof in two passes over the dump file: pass 1 builds the catalog
-// (types, threads, the address index), pass 2 streams objects and roots
-// into the heap dump. Everything before the heap (names, classes, frames,
+// (types, threads, the address index) and finds where the dump can be split,
+// pass 2 streams objects and roots into the heap dump, on several threads
+// when the dump is uncompressed (parallel_pass.h). Everything before the heap (names, classes, frames,
 // traces, threads) is written between the passes.
 #pragma once
 
@@ -18,6 +19,11 @@ struct ConvertOptions {
   bool redact = false;  // zero every byte that is not a pointer
   uint64_t max_segment = uint64_t{1} << 30;
   uint64_t timestamp_ms = 0;
+  // Threads converting pass 2's chunks side by side (0: one per core; 1: the
+  // calling thread alone). The output is the same whatever the number.
+  unsigned threads = 0;
+  // Bytes of dump per chunk of pass 2 (tests use small ones).
+  uint64_t chunk_bytes = uint64_t{1} << 20;
   // Called now and then with the pass (1 or 2) and the decompressed offset.
   std::function<void(int pass, uint64_t offset)> progress;
 };

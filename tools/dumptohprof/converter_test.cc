@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 
+#include "dump_catalog.h"
 #include "hprof_test_reader.h"
 #include "libdump/format/reader.h"
 #include "libdump/format/sink.h"
@@ -313,6 +315,60 @@ TEST(Converter, BadDumpsThrowWithTheRecordOffset) {
   TempDump zero;
   zero.Write([](Writer& w) { w.Object({0, 0, kObjRegular, 0}, ""); });
   EXPECT_THROW(Convert(zero.path(), out, {}), FormatError);
+}
+
+// Pass 2 split between threads writes the file one thread writes, byte for
+// byte: chunks of every size, other roots and finalizers (serial: they take
+// ids) among the objects, objects too large for a fragment, tiny segments.
+TEST(Converter, AnyNumberOfThreadsWritesTheSameFile) {
+  TempDump d;
+  d.Write([](Writer& w) {
+    SmallDump(w);
+    uint64_t addr = 0x10000;
+    std::vector<uint64_t> pcs = {0x400110};
+    for (uint64_t i = 0; i < 3000; ++i) {
+      const uint64_t size = i % 997 == 0 ? kMaxFragmentObject + 8 * (i % 3 + 1) : 8 * (i % 40 + 2);
+      std::string payload(size, '\0');
+      for (uint64_t k = 0; k + 8 <= size; k += 8) {
+        const uint64_t word = (k / 8) % 3 == 0 ? 0x10000 + (i * 7919 + k) % (3000 * 400) : i * k;
+        std::memcpy(payload.data() + k, &word, 8);
+      }
+      const uint64_t type = i % 3 == 0 ? kNode : i % 3 == 1 ? kBuf : 0;
+      w.Object({addr, type, i % 3 == 1 ? kObjArray : kObjRegular, size}, payload.data());
+      if (i % 50 == 0) w.AllocStack(addr, size, pcs);
+      if (i % 101 == 0) w.OtherRoot("root " + std::to_string(i), addr + 8);
+      if (i % 203 == 0) w.Finalizer({addr, 0, 0, 0, 0});
+      if (i % 7 == 0) w.DataRoot({0x600000 + i, addr});
+      if (i % 11 == 0) w.StackRoot({0x7108, addr, 0x7100});
+      addr += size + 16;
+    }
+  });
+  for (uint64_t segment : {uint64_t{1} << 30, uint64_t{5000}}) {
+    ConvertOptions one;
+    one.threads = 1;
+    one.max_segment = segment;
+    format::hprof::StringOutput want;
+    const ConvertStats ws = Convert(d.path(), want, one);
+    EXPECT_EQ(ws.objects, 3005u);
+    for (unsigned threads : {2, 3}) {
+      for (uint64_t chunk : {1, 700, 65536}) {
+        ConvertOptions o = one;
+        o.threads = threads;
+        o.chunk_bytes = chunk;
+        format::hprof::StringOutput got;
+        const ConvertStats s = Convert(d.path(), got, o);
+        EXPECT_TRUE(got.data() == want.data()) << threads << " threads, chunks of " << chunk << ", segments of "
+                                               << segment;
+        EXPECT_EQ(s.objects, ws.objects);
+        EXPECT_EQ(s.roots, ws.roots);
+        EXPECT_EQ(s.unresolved_roots, ws.unresolved_roots);
+        EXPECT_EQ(s.alloc_stacks, ws.alloc_stacks);
+        EXPECT_EQ(s.finalizers, ws.finalizers);
+        EXPECT_EQ(s.segments, ws.segments);
+        EXPECT_EQ(s.classes_by_type, ws.classes_by_type);
+      }
+    }
+  }
 }
 
 TEST(Converter, ClassMapLines) {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "address_index.h"
+#include "chunk_plan.h"
 #include "libdump/format/reader.h"
 #include "libdump/format/record.h"
 
@@ -37,8 +38,14 @@ struct Thread {
   std::vector<format::FrameRecord> frames;  // top first
 };
 
+// Objects larger than this are converted by the main thread, streamed into
+// the file, rather than held whole in a thread's fragment.
+inline constexpr uint64_t kMaxFragmentObject = uint64_t{256} << 10;
+
 class DumpCatalog {
  public:
+  explicit DumpCatalog(uint64_t chunk_bytes = uint64_t{1} << 20) : chunks_(chunk_bytes) {}
+
   // Reads the whole dump once. `progress` is called now and then with the
   // reader's offset. Throws format::FormatError.
   template <typename Progress>
@@ -47,8 +54,10 @@ class DumpCatalog {
     uint64_t n = 0;
     while (reader.Next(r)) {
       Add(r);
+      chunks_.Add(r.offset, Serial(r));
       if ((++n & 0xFFFF) == 0) progress(reader.offset());
     }
+    chunks_.Finish(reader.offset());
     progress(reader.offset());
     Finish();
   }
@@ -67,10 +76,19 @@ class DumpCatalog {
   const std::vector<format::MemStat>& mem_stats() const { return mem_stats_; }
   // Addresses at which more than one object starts.
   const std::unordered_set<uint64_t>& duplicates() const { return duplicates_; }
+  // Where pass 2 may split the dump between threads.
+  const std::vector<Chunk>& chunks() const { return chunks_.chunks(); }
   uint64_t objects() const { return objects_; }
   uint64_t object_bytes() const { return object_bytes_; }
 
  private:
+  // Converting r allocates hprof ids (numbered in dump order) or needs more
+  // memory than a fragment should hold: only the main thread converts it.
+  static bool Serial(const format::Record& r) {
+    return r.kind == format::Kind::kOtherRoot || r.kind == format::Kind::kFinalizer ||
+           (r.kind == format::Kind::kObject && r.object.size > kMaxFragmentObject);
+  }
+
   format::ParamsRecord params_;
   std::map<uint64_t, DumpType> types_;
   std::unordered_map<uint64_t, format::TypeFieldsRecord> pending_fields_;  // before their type record
@@ -86,6 +104,7 @@ class DumpCatalog {
   std::unordered_set<uint64_t> duplicates_;
   uint64_t objects_ = 0;
   uint64_t object_bytes_ = 0;
+  ChunkPlan chunks_;
 };
 
 }  // namespace libdump::dumptohprof
