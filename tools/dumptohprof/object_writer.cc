@@ -101,7 +101,7 @@ void ObjectWriter::DataRoot(const format::DataRootRecord& r) {
   ++counts_.roots;
 }
 
-uint64_t ObjectWriter::Word(const uint8_t* p) const {
+inline uint64_t ObjectWriter::Word(const uint8_t* p) const {
   if (plan_.ptr == 8) {
     uint64_t v;
     std::memcpy(&v, p, 8);
@@ -113,7 +113,7 @@ uint64_t ObjectWriter::Word(const uint8_t* p) const {
 }
 
 // A scalar field of n bytes into the big-endian hprof.
-void ObjectWriter::Scalar(uint8_t* out, const uint8_t* src, uint32_t n) const {
+inline void ObjectWriter::Scalar(uint8_t* out, const uint8_t* src, uint32_t n) const {
   if (plan_.big) return static_cast<void>(std::memcpy(out, src, n));
   switch (n) {
     case 1: *out = *src; return;
