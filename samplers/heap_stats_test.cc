@@ -168,6 +168,24 @@ TEST(HeapSampling, RateOneRecordsEveryAllocationExactly) {
   }
 }
 
+TEST(HeapSampling, NegativeLogMatchesLibm) {
+  // Every binade the sampler can produce (u >= 2^-53), and the edges of the
+  // range reduction, against libm to a few ulps.
+  uint64_t x = 0x9e3779b97f4a7c15ULL;
+  for (int i = 0; i < 1000000; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    const double u = std::ldexp(static_cast<double>((x >> 11) + 1) * 0x1.0p-53, -static_cast<int>(x % 54));
+    const double want = -std::log(u);
+    ASSERT_NEAR(NegativeLog(u), want, 4e-16 * std::max(want, 1.0)) << u;
+  }
+  EXPECT_EQ(NegativeLog(1.0), 0.0);
+  for (double u : {0x1.0p-53, 0.5, std::sqrt(0.5), std::nextafter(std::sqrt(2.0) / 2, 1.0), 0.75, 1 - 0x1.0p-53}) {
+    EXPECT_NEAR(NegativeLog(u), -std::log(u), 4e-16 * std::max(-std::log(u), 1.0)) << u;
+  }
+}
+
 TEST(HeapSampling, DistanceIsExponentialWithTheRequestedMean) {
   // Mean of n draws: sigma = R / sqrt(n) for an exponential; P(X > R) = 1/e.
   uint64_t state = 12345;
