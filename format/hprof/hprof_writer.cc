@@ -185,10 +185,6 @@ void Writer::Sub(uint64_t length) {
   segment_bytes_ += length;
 }
 
-bool Writer::Opens(uint64_t length) const {
-  return !segment_open_ || segment_bytes_ + length > options_.max_segment || segment_bytes_ + length > kMaxRecord;
-}
-
 void Writer::Append(const Writer& f) {
   if (fragment_ || !f.fragment_) throw std::logic_error("hprof: Append takes a fragment into a file's writer");
   if (f.pending_ != 0) throw std::logic_error("hprof: fragment ends inside an unfinished array");

@@ -176,8 +176,11 @@ class Writer {
   void IdV(Id v) { U8(v); }
   void Bytes(const uint8_t* p, size_t n);
 
-  // Whether a sub-record of `length` bytes starts a new segment.
-  bool Opens(uint64_t length) const;
+  // Whether a sub-record of `length` bytes starts a new segment (or is the
+  // first): a segment's length must fit its 32-bit field.
+  bool Opens(uint64_t length) const {
+    return !segment_open_ || segment_bytes_ + length > options_.max_segment || segment_bytes_ + length > UINT32_MAX;
+  }
 
   Output* out_;  // null for a fragment
   WriterOptions options_;
