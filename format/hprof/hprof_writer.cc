@@ -350,12 +350,17 @@ uint8_t* Writer::Reserve(size_t n) {
 }
 
 void Writer::Instance(Id id, uint32_t trace, Id class_id, std::span<const uint8_t> data) {
-  Sub(1 + 2 * kIdSize + 8 + uint64_t{data.size()});
-  uint8_t* p = Reserve(1 + 2 * kIdSize + 8);
+  if (data.size() > kMaxRecord) throw std::length_error("hprof: sub-record longer than 4 GiB");
+  uint8_t* p = InstanceData(id, trace, class_id, static_cast<uint32_t>(data.size()));
+  if (!data.empty()) std::memcpy(p, data.data(), data.size());
+}
+
+uint8_t* Writer::InstanceData(Id id, uint32_t trace, Id class_id, uint32_t size) {
+  Sub(1 + 2 * kIdSize + 8 + uint64_t{size});
+  uint8_t* p = Reserve(1 + 2 * kIdSize + 8 + size_t{size});
   *p++ = kInstanceDump;
   p = Put4(Put8(p, id), trace);
-  Put4(Put8(p, class_id), static_cast<uint32_t>(data.size()));
-  Bytes(data.data(), data.size());
+  return Put4(Put8(p, class_id), size);
 }
 
 void Writer::ObjectArray(Id id, uint32_t trace, Id array_class, std::span<const Id> elements) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -132,6 +133,22 @@ TEST(HprofWriter, InstanceAndArrays) {
             Hex("22 0000000000000110 00000001 00000002 0000000000000210 0000000000000100 0000000000000000") +
             Hex("23 0000000000000120 00000001 00000003 09 0001 0002 FFFF") +
             Hex("2C 00000000 00000000"));
+}
+
+TEST(HprofWriter, InstanceDataFilledInPlaceIsTheSameRecord) {
+  const uint8_t data[] = {0, 0, 0, 0, 0, 0, 1, 0, 0x7F};
+  const auto instance = [&](bool in_place) {
+    return Written([&](Writer& w) {
+      if (in_place) {
+        std::memcpy(w.InstanceData(0x100, 1, 0x200, sizeof data), data, sizeof data);
+      } else {
+        w.Instance(0x100, 1, 0x200, data);
+      }
+      w.RootUnknown(0x100);
+      w.HeapDumpEnd();
+    });
+  };
+  EXPECT_EQ(instance(true), instance(false));
 }
 
 TEST(HprofWriter, TopLevelAfterHeapIsRefused) {

@@ -170,8 +170,9 @@ void ObjectWriter::Instance(format::Reader& reader, const format::ObjectRecord& 
     });
     payload = prefix_;
   }
-  data_.assign(t.data_size, 0);
-  uint8_t* out = data_.data();
+  // Fields go straight into the writer's buffer; what no field fills is zero.
+  uint8_t* const data = out_.InstanceData(o.addr, trace_, t.instance_class, static_cast<uint32_t>(t.data_size));
+  uint8_t* out = data;
   const AddressIndex& index = plan_.catalog->index();
   for (const FieldPlan& f : plan.fields) {
     const bool inside = f.offset < payload.size() && payload.size() - f.offset >= f.size;
@@ -180,10 +181,14 @@ void ObjectWriter::Instance(format::Reader& reader, const format::ObjectRecord& 
       out += 8;
       continue;
     }
-    if (inside && !plan_.redact) Scalar(out, payload.data() + f.offset, f.size);
+    if (inside && !plan_.redact) {
+      Scalar(out, payload.data() + f.offset, f.size);
+    } else {
+      std::memset(out, 0, f.size);
+    }
     out += f.size;
   }
-  out_.Instance(o.addr, trace_, t.instance_class, data_);
+  std::memset(out, 0, t.data_size - static_cast<uint64_t>(out - data));
   ++counts_.instances;
 }
 

@@ -99,7 +99,7 @@ class ObjectWriter {
   uint64_t last_type_id_ = 0;
   const PlannedType* last_type_ = nullptr;
   std::array<uint64_t, 3>* last_counts_ = nullptr;
-  std::vector<uint8_t> prefix_, data_, bytes_buf_;
+  std::vector<uint8_t> prefix_, bytes_buf_;
   std::vector<format::hprof::Id> ids_buf_;
 };
 

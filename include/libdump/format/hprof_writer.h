@@ -138,6 +138,9 @@ class Writer {
   // `data`: the field values, big-endian, in the order of the class's fields
   // then its superclasses'.
   void Instance(Id id, uint32_t trace, Id class_id, std::span<const uint8_t> data);
+  // The same record, its `size` bytes of data to be written by the caller at
+  // the returned address before any other call: no copy of them is built.
+  uint8_t* InstanceData(Id id, uint32_t trace, Id class_id, uint32_t size);
   void ObjectArray(Id id, uint32_t trace, Id array_class, std::span<const Id> elements);
   // Streamed forms for large objects: Begin, then exactly the announced
   // elements through Ids()/Raw() before any other call.
