@@ -363,10 +363,45 @@ class Reader::Impl {
   // --- records -----------------------------------------------------------
   void ReadHeader();
   void DetectCompression();
-  void SkipPayload();
+  // Skips what is left of the last object's payload. Inline for the usual
+  // case, a payload already in the buffer (pass 1 skips every payload).
+  void SkipPayload() {
+    if (payload_left_ <= Available()) {
+      pos_ += payload_left_;
+      payload_left_ = 0;
+      return;
+    }
+    SkipPayloadSlow();
+  }
+  [[gnu::noinline]] void SkipPayloadSlow();
   // The next buffered piece of the pending payload; fails at end of input.
   std::span<const uint8_t> NextPayloadChunk();
   void DecodeBody(Record& r);
+  // Objects are nearly every record: decoded inline in Next(), with their
+  // errors built out of line, so that the common record pays neither the
+  // big switch's register saves nor its jump.
+  [[gnu::always_inline]] void DecodeObject(ObjectRecord& o) {
+    o.addr = U("addr");
+    o.type = U("type");
+    const uint64_t kind_at = Offset();
+    o.kind = U("kind");
+    if (o.kind > kObjChan) [[unlikely]] BadObjectKind(kind_at, o.kind);
+    const uint64_t size_at = Offset();
+    o.size = U("size");
+    if (file_size_ && o.size > *file_size_ - std::min(*file_size_, Offset())) [[unlikely]] {
+      ObjectPastTheEnd(size_at, o.size);
+    }
+    payload_offset_ = Offset();
+    payload_left_ = o.size;
+    payload_taken_ = false;
+  }
+  [[noreturn, gnu::noinline, gnu::cold]] void BadObjectKind(uint64_t at, uint64_t kind) const {
+    Fail(at, "kind: expected 0, 1 or 2, got " + std::to_string(kind));
+  }
+  [[noreturn, gnu::noinline, gnu::cold]] void ObjectPastTheEnd(uint64_t at, uint64_t size) const {
+    Fail(at, "size: object of " + std::to_string(size) + " bytes exceeds the " + std::to_string(*Remaining()) +
+                 " bytes left in the file");
+  }
 
   std::unique_ptr<RawInput> raw_;
   ReaderOptions options_;
@@ -442,7 +477,7 @@ void Reader::Impl::ReadHeader() {
   pos_ += kHeader.size();
 }
 
-void Reader::Impl::SkipPayload() {
+void Reader::Impl::SkipPayloadSlow() {
   if (payload_left_ == 0) return;
   const size_t in_buf = static_cast<size_t>(std::min<uint64_t>(payload_left_, Available()));
   pos_ += in_buf;
@@ -538,30 +573,19 @@ bool Reader::Impl::Next(Record& r) {
     Fail(r.offset, "unknown record kind");
   }
   r.kind = static_cast<Kind>(kind);
-  DecodeBody(r);
+  if (r.kind == Kind::kObject) [[likely]] {
+    DecodeObject(r.object);
+  } else {
+    DecodeBody(r);
+  }
   return true;
 }
 
 void Reader::Impl::DecodeBody(Record& r) {
   switch (r.kind) {
-    case Kind::kObject: {
-      ObjectRecord& o = r.object;
-      o.addr = U("addr");
-      o.type = U("type");
-      const uint64_t kind_at = Offset();
-      o.kind = U("kind");
-      if (o.kind > kObjChan) Fail(kind_at, "kind: expected 0, 1 or 2, got " + std::to_string(o.kind));
-      const uint64_t size_at = Offset();
-      o.size = U("size");
-      if (auto rem = Remaining(); rem && o.size > *rem) {
-        Fail(size_at, "size: object of " + std::to_string(o.size) + " bytes exceeds the " +
-                          std::to_string(*rem) + " bytes left in the file");
-      }
-      payload_offset_ = Offset();
-      payload_left_ = o.size;
-      payload_taken_ = false;
+    case Kind::kObject:
+      DecodeObject(r.object);
       return;
-    }
     case Kind::kEof: {
       Fill(1);
       if (Available() != 0) Fail(Offset(), "unexpected data after the eof record");
