@@ -36,7 +36,9 @@ class Pass {
     // Fragments start a little larger than a chunk: hprof records are a bit
     // longer than the dump's, and a buffer that need not grow is copied never.
     uint64_t largest = 0;
-    for (const Chunk& c : chunks) largest = std::max(largest, c.end - c.start);
+    for (const Chunk& c : chunks) {
+      if (!c.serial) largest = std::max(largest, c.end - c.start);
+    }
     const size_t buffer = static_cast<size_t>(std::min<uint64_t>(largest + largest / 2, uint64_t{4} << 20));
     slots_.resize(workers);
     for (auto& w : slots_) {
