@@ -12,7 +12,7 @@ AddressIndex::~AddressIndex() {
   if (entries_) ::munmap(entries_, capacity_ * sizeof(Entry));
 }
 
-void AddressIndex::Add(uint64_t addr, uint64_t size) {
+void AddressIndex::AddSlow(uint64_t addr, uint64_t size) {
   if (n_ == capacity_) {
     const size_t grown = capacity_ == 0 ? (size_t{1} << 16) : capacity_ * 2;
     void* p = entries_ == nullptr
@@ -26,7 +26,8 @@ void AddressIndex::Add(uint64_t addr, uint64_t size) {
     entries_ = static_cast<Entry*>(p);
     capacity_ = grown;
   }
-  if (n_ > 0 && addr < entries_[n_ - 1].addr) sorted_ = false;
+  if (n_ > 0 && addr < last_) sorted_ = false;
+  last_ = addr;
   uint32_t small = kHuge;
   if (size < kHuge) {
     small = static_cast<uint32_t>(size);

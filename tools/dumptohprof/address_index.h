@@ -7,6 +7,7 @@
 // instead of copying them: the peak is the final size, not twice it.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <unordered_map>
@@ -21,7 +22,17 @@ class AddressIndex {
   AddressIndex(const AddressIndex&) = delete;
   AddressIndex& operator=(const AddressIndex&) = delete;
 
-  void Add(uint64_t addr, uint64_t size);
+  // Once per object in pass 1: the usual case inline, growth and objects of
+  // 4 GiB and more out of line.
+  void Add(uint64_t addr, uint64_t size) {
+    if (n_ == capacity_ || size >= kHuge) [[unlikely]] return AddSlow(addr, size);
+    sorted_ &= addr >= last_;
+    last_ = addr;
+    entries_[n_++] = Entry{addr, static_cast<uint32_t>(size)};
+    lo_ = std::min(lo_, addr);
+    const uint64_t end = addr + std::max<uint64_t>(size, 1);
+    hi_ = std::max(hi_, end < addr ? UINT64_MAX : end);
+  }
   // Sorts (unless objects came in address order) and builds the buckets.
   // Returns the addresses that start more than one object.
   std::vector<uint64_t> Finish();
@@ -45,6 +56,7 @@ class AddressIndex {
     uint32_t size;  // kHuge: the size is in huge_
   };
   static constexpr uint32_t kHuge = UINT32_MAX;
+  void AddSlow(uint64_t addr, uint64_t size);
   uint64_t SizeOf(const Entry& e) const;
   uint64_t FindInRange(uint64_t p) const;
 
@@ -52,6 +64,7 @@ class AddressIndex {
   size_t n_ = 0;
   size_t capacity_ = 0;  // entries
   bool sorted_ = true;
+  uint64_t last_ = 0;  // the address added last
   uint64_t lo_ = UINT64_MAX;
   uint64_t hi_ = 0;
   std::unordered_map<uint64_t, uint64_t> huge_;  // addr -> size, for objects of 4 GiB and more

@@ -10,9 +10,7 @@ void DumpCatalog::Add(const format::Record& r) {
   switch (r.kind) {
     case Kind::kObject:
       if (r.object.addr == 0) throw format::FormatError(r.offset, "kind 1 (object)", "object at address 0");
-      index_.Add(r.object.addr, r.object.size);
-      ++objects_;
-      object_bytes_ += r.object.size;
+      AddObject(r.object);
       break;
     case Kind::kType: {
       // The first definition wins, as in readdump.

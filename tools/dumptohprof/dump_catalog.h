@@ -53,7 +53,11 @@ class DumpCatalog {
     format::Record r;
     uint64_t n = 0;
     while (reader.Next(r)) {
-      Add(r);
+      if (r.kind == format::Kind::kObject && r.object.addr != 0) [[likely]] {
+        AddObject(r.object);
+      } else {
+        Add(r);
+      }
       chunks_.Add(r.offset, Serial(r));
       if ((++n & 0xFFFF) == 0) progress(reader.offset());
     }
@@ -63,6 +67,12 @@ class DumpCatalog {
   }
 
   void Add(const format::Record& r);
+  // Nearly every record: inline.
+  void AddObject(const format::ObjectRecord& o) {
+    index_.Add(o.addr, o.size);
+    ++objects_;
+    object_bytes_ += o.size;
+  }
   // Sorts the index and links frames to their threads.
   void Finish();
 
