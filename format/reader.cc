@@ -264,33 +264,46 @@ class Reader::Impl {
   }
 
   // --- fields ------------------------------------------------------------
+  // Decodes the uvarint at p, which must have kMaxUvarintLen bytes after it,
+  // and advances p; false (p unchanged) for what USlow must look at: values
+  // of 9 or 10 bytes, overlong encodings. Most fields take one or two bytes;
+  // addresses take 5-7, and a loop over their bytes was the reader's hottest
+  // code, so longer values are gathered from one 8-byte load (28
+  // instructions for any length up to 8 instead of ~8 a byte).
+  [[gnu::always_inline]] static bool UFast(uint8_t*& p, uint64_t& v) {
+    if (p[0] < 0x80) {
+      v = *p++;
+      return true;
+    }
+    if (p[1] < 0x80) {
+      if (p[1] == 0) return false;  // overlong
+      v = (p[0] & 0x7fu) | (uint64_t{p[1]} << 7);
+      p += 2;
+      return true;
+    }
+    uint64_t w;
+    std::memcpy(&w, p, 8);
+    if constexpr (std::endian::native == std::endian::big) w = __builtin_bswap64(w);
+    const uint64_t stops = ~w & 0x8080808080808080u;  // a clear top bit ends the value
+    if (stops == 0) return false;
+    const unsigned last = static_cast<unsigned>(__builtin_ctzll(stops));  // 8 * length - 1
+    if (((w >> (last - 7)) & 0x7f) == 0) return false;  // overlong
+    uint64_t x = w & 0x7f7f7f7f7f7f7f7fu & (~uint64_t{0} >> (63 - last));
+    x = (x & 0x007f007f007f007fu) | ((x & 0x7f007f007f007f00u) >> 1);
+    x = (x & 0x00003fff00003fffu) | ((x & 0x3fff00003fff0000u) >> 2);
+    x = (x & 0x000000000fffffffu) | ((x & 0x0fffffff00000000u) >> 4);
+    v = x;
+    p += (last >> 3) + 1;
+    return true;
+  }
+
   [[gnu::always_inline]] uint64_t U(const char* field) {
-    if (Available() >= kMaxUvarintLen) [[likely]] {
-      // Not near the end: no bounds to check. Most fields take one or two
-      // bytes; addresses take 5-7, and a loop over their bytes was the
-      // reader's hottest code, so longer values are gathered from one 8-byte
-      // load (28 instructions for any length up to 8 instead of ~8 a byte).
-      const uint8_t* p = pos_;
-      if (p[0] < 0x80) return *pos_++;
-      if (p[1] < 0x80) {
-        if (p[1] == 0) return USlow(field);  // overlong: USlow names it
-        pos_ += 2;
-        return (p[0] & 0x7fu) | (uint64_t{p[1]} << 7);
-      }
-      uint64_t w;
-      std::memcpy(&w, p, 8);
-      if constexpr (std::endian::native == std::endian::big) w = __builtin_bswap64(w);
-      const uint64_t stops = ~w & 0x8080808080808080u;  // a clear top bit ends the value
-      if (stops != 0) {
-        const unsigned last = static_cast<unsigned>(__builtin_ctzll(stops));  // 8 * length - 1
-        if (((w >> (last - 7)) & 0x7f) != 0) {  // else overlong
-          uint64_t x = w & 0x7f7f7f7f7f7f7f7fu & (~uint64_t{0} >> (63 - last));
-          x = (x & 0x007f007f007f007fu) | ((x & 0x7f007f007f007f00u) >> 1);
-          x = (x & 0x00003fff00003fffu) | ((x & 0x3fff00003fff0000u) >> 2);
-          x = (x & 0x000000000fffffffu) | ((x & 0x0fffffff00000000u) >> 4);
-          pos_ += (last >> 3) + 1;
-          return x;
-        }
+    if (Available() >= kMaxUvarintLen) [[likely]] {  // not near the end: no bounds to check
+      uint8_t* p = pos_;
+      uint64_t v;
+      if (UFast(p, v)) {
+        pos_ = p;
+        return v;
       }
     }
     return USlow(field);
@@ -381,6 +394,23 @@ class Reader::Impl {
   // errors built out of line, so that the common record pays neither the
   // big switch's register saves nor its jump.
   [[gnu::always_inline]] void DecodeObject(ObjectRecord& o) {
+    // Away from the end, the four fields with one bounds check; anything
+    // unusual goes the field-by-field way below, which names the error.
+    if (Available() >= 4 * kMaxUvarintLen) [[likely]] {
+      uint8_t* p = pos_;
+      uint64_t addr, type, kind, size;
+      if (UFast(p, addr) && UFast(p, type) && UFast(p, kind) && kind <= kObjChan && UFast(p, size)) {
+        const uint64_t at = base_ + static_cast<uint64_t>(p - begin_);
+        if (!file_size_ || size <= *file_size_ - std::min(*file_size_, at)) [[likely]] {
+          o = {addr, type, kind, size};
+          pos_ = p;
+          payload_offset_ = at;
+          payload_left_ = size;
+          payload_taken_ = false;
+          return;
+        }
+      }
+    }
     o.addr = U("addr");
     o.type = U("type");
     const uint64_t kind_at = Offset();

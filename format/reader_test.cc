@@ -124,6 +124,41 @@ TEST(ReaderErrors, VarintsOfEveryLengthAwayFromTheEnd) {
   }
 }
 
+// Object headers away from the end are decoded in one go; their errors are
+// still those of the field at fault.
+TEST(ReaderErrors, ObjectFieldErrorsAwayFromTheEnd) {
+  std::string padding;
+  for (int i = 0; i < 20; ++i) padding += V(5) + V(0x7f0000000000) + V(0x7f0000000000);
+  uint64_t off = 0;
+  // addr 0x7f0000000000 (7 bytes), type 0x100 (2), kind 7.
+  std::string err = ParseError(Hdr() + V(1) + V(0x7f0000000000) + V(0x100) + V(7) + V(8) + std::string(8, 'x') +
+                                   padding + V(3), &off);
+  EXPECT_EQ(off, 16u + 1 + 7 + 2);
+  EXPECT_NE(err.find("kind 1 (object): kind: expected 0, 1 or 2, got 7"), std::string::npos) << err;
+  // An overlong type.
+  err = ParseError(Hdr() + V(1) + V(0x1000) + "\x81\x80" + std::string(1, '\0') + V(0) + V(8) + std::string(8, 'x') +
+                       padding + V(3), &off);
+  EXPECT_EQ(off, 16u + 1 + 2);
+  EXPECT_NE(err.find("kind 1 (object): type: overlong uvarint"), std::string::npos) << err;
+  // A size past the end of a regular file.
+  const std::string big = Hdr() + V(1) + V(0x1000) + V(0) + V(0) + V(1000000) + padding + V(3);
+  char name[] = "/tmp/reader_test_XXXXXX";
+  const int fd = ::mkstemp(name);
+  ASSERT_EQ(::write(fd, big.data(), big.size()), static_cast<ssize_t>(big.size()));
+  ::lseek(fd, 0, SEEK_SET);
+  try {
+    Reader reader(fd);
+    Record r;
+    reader.Next(r);
+    ADD_FAILURE() << "no error";
+  } catch (const FormatError& e) {
+    EXPECT_EQ(e.offset(), 16u + 1 + 2 + 1 + 1);
+    EXPECT_NE(std::string(e.what()).find("size: object of 1000000 bytes exceeds the"), std::string::npos) << e.what();
+  }
+  ::close(fd);
+  ::unlink(name);
+}
+
 TEST(ReaderErrors, LengthsNear2To64AllocateNothing) {
   const uint64_t huge[] = {~0ull, ~0ull - 1, 1ull << 63, (1ull << 40) + 1};
   for (uint64_t n : huge) {
