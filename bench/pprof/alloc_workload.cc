@@ -3,12 +3,13 @@
 // (whichever malloc LD_PRELOAD supplies). Prints CPU ns per malloc+free pair.
 //
 // Usage: bench_pprof_alloc [OPS] [mixed|small]
-//   mixed (default): 16 B .. 4 KiB and 1 in 256 of 64 KiB, 2.3 KiB on
-//     average: a sample every ~230 allocations at the 512 KiB rate.
-//   small: 16 .. 256 B, 136 B on average (node-based containers, strings):
-//     a sample every ~3,900 allocations.
-// The profiler's cost per operation is (mean size / rate) x (cost of one
-// sample): the same profiler costs ~17x more per operation on the first.
+//   mixed (default): 16 B .. 4 KiB and 1 in 256 of 64 KiB: 2.47 KiB of
+//     libdump slot per allocation, a sample every ~212 at the 512 KiB rate.
+//   small: 16 .. 256 B (node-based containers, strings): 148 B of slot, a
+//     sample every ~3,550.
+// The profiler's cost per operation is (mean slot size / rate) x (cost of
+// one sample): the same profiler costs ~17x more per operation on the first
+// (docs/sampling.md).
 #include <sys/resource.h>
 
 #include <cstdint>
