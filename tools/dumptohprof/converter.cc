@@ -280,7 +280,9 @@ class Converter {
   // fails at the second of them, which only a pass in order finds.
   unsigned Workers() const {
     if (compressed_ || !catalog_.duplicates().empty()) return 0;
-    const unsigned n = o_.threads != 0 ? o_.threads : std::thread::hardware_concurrency();
+    // Each worker holds ~4 MiB (two fragments, a read buffer), and past a few
+    // the main thread's writing is the limit: by default at most 4.
+    const unsigned n = o_.threads != 0 ? o_.threads : std::min(4u, std::thread::hardware_concurrency());
     return n > 1 ? n : 0;
   }
 
