@@ -19,8 +19,9 @@ struct ConvertOptions {
   bool redact = false;  // zero every byte that is not a pointer
   uint64_t max_segment = uint64_t{1} << 30;
   uint64_t timestamp_ms = 0;
-  // Threads converting pass 2's chunks side by side (0: one per core, at most
-  // 4; 1: the calling thread alone). The output is the same whatever the number.
+  // Threads converting pass 2's chunks side by side (0: one per core but the
+  // one that writes, at most 4, so none on 2 cores; 1: the calling thread
+  // alone). The output is the same whatever the number.
   unsigned threads = 0;
   // Bytes of dump per chunk of pass 2 (tests use small ones).
   uint64_t chunk_bytes = uint64_t{1} << 20;

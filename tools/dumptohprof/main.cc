@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
       ("class-map", po::value(&class_map), "write TYPEID<TAB>CLASS<TAB>COUNT lines for every dump type to this file")
       ("segment-mb", po::value(&segment_mb)->default_value(1024), "heap dump segment size in MiB (1..4095)")
       ("threads", po::value(&options.threads)->default_value(0),
-       "threads converting objects (0: one per core, at most 4); the output is the same for any number")
+       "threads converting objects (0: cores - 1, at most 4; one thread on 2 cores); the output is the same for any number")
       ("quiet,q", po::bool_switch(&quiet), "no progress line and no summary");
   po::options_description hidden;
   hidden.add_options()("dump", po::value(&dump))("out", po::value(&out));
