@@ -122,7 +122,7 @@ void MarkSampled(void* p, size_t size) {
     const uint32_t i = s->SlotIndex(reinterpret_cast<uintptr_t>(p));
     const uint64_t m = uint64_t{1} << (i & 63);
     s->sampled[i >> 6].fetch_or(m, std::memory_order_relaxed);
-    s->annotated[i >> 6].fetch_or(m, std::memory_order_release);
+    s->bits[i >> 6].annotated.fetch_or(m, std::memory_order_release);
   }
   if (SampleHook hook = g_sample_hook.load(std::memory_order_acquire)) hook(p, size, true);
 }
@@ -258,7 +258,7 @@ SpanExtra* AnnotateSlot(Span* s, uint32_t i) {
     e = g_page_heap.NewExtra();
     s->extra.store(e, std::memory_order_release);
   }
-  s->annotated[i >> 6].fetch_or(uint64_t{1} << (i & 63), std::memory_order_release);
+  s->bits[i >> 6].annotated.fetch_or(uint64_t{1} << (i & 63), std::memory_order_release);
   return e;
 }
 

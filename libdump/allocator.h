@@ -54,7 +54,7 @@ __attribute__((always_inline)) inline void FreeFast(void* ptr) {
   if (LIBDUMP_LIKELY(owner == h)) {
     const uint32_t i = s->SlotIndex(p);
     const uint64_t m = uint64_t{1} << (i & 63);
-    std::atomic<uint64_t>& w = s->live[i >> 6];
+    std::atomic<uint64_t>& w = s->bits[i >> 6].live;
     const uint64_t v = w.load(std::memory_order_relaxed);
     // Misuse checks cost a multiply and two loads already in cache: an
     // interior pointer, a slot not live, or one already freed remotely all
@@ -63,7 +63,7 @@ __attribute__((always_inline)) inline void FreeFast(void* ptr) {
     // type or sample record must be cleared.
     if (LIBDUMP_LIKELY(s->SlotAddress(i) == p && (v & m) != 0 &&
                        ((s->remote[i >> 6].load(std::memory_order_relaxed) |
-                         s->annotated[i >> 6].load(std::memory_order_relaxed)) & m) == 0 &&
+                         s->bits[i >> 6].annotated.load(std::memory_order_relaxed)) & m) == 0 &&
                        s->used > s->slow_at)) {
       w.store(v & ~m, std::memory_order_relaxed);
       --s->used;

@@ -48,7 +48,7 @@ void Walk(ObjectVisitor visit, void* context) {
         uint64_t batched[kBitmapWords] = {};
         CollectBatchedFrees(s, batched);
         for (uint32_t w = 0; w < s->nwords(); ++w) {
-          uint64_t bits = s->live[w].load(std::memory_order_acquire) &
+          uint64_t bits = s->bits[w].live.load(std::memory_order_acquire) &
                           ~s->remote[w].load(std::memory_order_acquire) & ~batched[w];
           while (bits != 0) {
             const uint32_t i = w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));

@@ -36,6 +36,15 @@ struct SpanExtra {
   SpanExtra* next_free;
 };
 
+// The owner's words for 64 slots.
+struct SlotBits {
+  std::atomic<uint64_t> live;
+  // Slots that are typed (see Span::extra) or sampled: their frees take the
+  // slow path, which clears them; every other free in the span stays fast.
+  // Set by the owner, cleared by whichever thread frees the slot.
+  std::atomic<uint64_t> annotated;
+};
+
 struct Span {
   uintptr_t start = 0;
   uint32_t npages = 0;
@@ -65,11 +74,11 @@ struct Span {
   std::atomic<bool> large_sampled{false};
   Span* prev = nullptr;
   Span* next = nullptr;
-  std::atomic<uint64_t> live[kBitmapWords];
-  // Slots that are typed (see `extra`) or sampled: their frees take the slow
-  // path, which clears them; every other free in the span stays fast. Set by
-  // the owner, cleared by whichever thread frees the slot.
-  std::atomic<uint64_t> annotated[kBitmapWords];
+  // Everything a local free reads or writes is in two lines: the fields
+  // above (the first line of the span) and the pair of words for its slot.
+  // Separate live and annotated arrays put the two words of a slot in
+  // different lines, and a free that missed the cache missed twice.
+  alignas(64) SlotBits bits[kBitmapWords];
   // Slots chosen by the heap profiler's sampling; same writers as annotated.
   std::atomic<uint64_t> sampled[kBitmapWords];
   // Written by other threads: on their own cache lines, away from the
@@ -92,7 +101,7 @@ struct Span {
   uintptr_t SlotAddress(uint32_t i) const { return start + uintptr_t{i} * slot_size; }
   bool SlotLive(uint32_t i) const {
     const uint64_t m = uint64_t{1} << (i & 63);
-    return (live[i >> 6].load(std::memory_order_acquire) & ~remote[i >> 6].load(std::memory_order_acquire) & m) != 0;
+    return (bits[i >> 6].live.load(std::memory_order_acquire) & ~remote[i >> 6].load(std::memory_order_acquire) & m) != 0;
   }
 };
 

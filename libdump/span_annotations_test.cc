@@ -32,7 +32,7 @@ Span* SpanOf(const void* p) { return g_page_map.Get(reinterpret_cast<uintptr_t>(
 bool Annotated(const void* p) {
   const Span* s = SpanOf(p);
   const uint32_t i = s->SlotIndex(reinterpret_cast<uintptr_t>(p));
-  return (s->annotated[i >> 6].load() >> (i & 63)) & 1;
+  return (s->bits[i >> 6].annotated.load() >> (i & 63)) & 1;
 }
 
 uint32_t TypeIdOf(const void* p) {
@@ -53,7 +53,7 @@ bool ExtraIsClean(const internal::SpanExtra* e) {
 
 size_t AnnotatedSlots(const Span* s) {
   size_t n = 0;
-  for (const auto& w : s->annotated) n += static_cast<size_t>(__builtin_popcountll(w.load()));
+  for (const auto& w : s->bits) n += static_cast<size_t>(__builtin_popcountll(w.annotated.load()));
   return n;
 }
 

@@ -24,12 +24,12 @@ std::atomic<ThreadHeap*> g_all_heaps{nullptr};
 
 // Reserves the free slots of word w for the cache. False if it has none.
 bool LoadWord(ClassCache& cc, Span* s, uint32_t w) {
-  const uint64_t free = ~s->live[w].load(std::memory_order_relaxed) & s->ValidMask(w);
+  const uint64_t free = ~s->bits[w].live.load(std::memory_order_relaxed) & s->ValidMask(w);
   if (free == 0) return false;
   cc.free_bits = free;
   cc.word = w;
   cc.word_base = s->SlotAddress(w * 64);
-  cc.live_word = &s->live[w];
+  cc.live_word = &s->bits[w].live;
   s->used += CountBits(free);
   return true;
 }
@@ -47,9 +47,9 @@ Span* NewSmallSpan(ThreadHeap* h, int c) {
   s->slow_at = 1;
   s->remote_pending.store(0, std::memory_order_relaxed);
   for (uint32_t w = 0; w < kBitmapWords; ++w) {
-    s->live[w].store(0, std::memory_order_relaxed);
+    s->bits[w].live.store(0, std::memory_order_relaxed);
     s->remote[w].store(0, std::memory_order_relaxed);
-    s->annotated[w].store(0, std::memory_order_relaxed);
+    s->bits[w].annotated.store(0, std::memory_order_relaxed);
     s->sampled[w].store(0, std::memory_order_relaxed);
   }
   s->owner.store(h, std::memory_order_relaxed);
@@ -112,7 +112,7 @@ void CollectRemote(Span* s, bool force) {
     if (r == 0) continue;
     // Clear live before remote: a concurrent walk sees the slot free at
     // every step (live & ~remote is 0 throughout).
-    s->live[w].store(s->live[w].load(std::memory_order_relaxed) & ~r, std::memory_order_release);
+    s->bits[w].live.store(s->bits[w].live.load(std::memory_order_relaxed) & ~r, std::memory_order_release);
     s->remote[w].fetch_and(~r, std::memory_order_release);
     s->used -= CountBits(r);
   }
@@ -163,21 +163,21 @@ __attribute__((noinline)) void ClearAnnotations(Span* s, uint32_t i) {
     s->sampled[i >> 6].fetch_and(~m, std::memory_order_relaxed);
     NotifySampledFree(reinterpret_cast<void*>(s->SlotAddress(i)), s->slot_size);
   }
-  s->annotated[i >> 6].fetch_and(~m, std::memory_order_relaxed);
+  s->bits[i >> 6].annotated.fetch_and(~m, std::memory_order_relaxed);
 }
 
 // Clears the annotations of a slot being freed (most slots have none). The
 // acquire pairs with the release that set the bit: a set bit means `extra`
 // and the sampled bit are seen.
 inline void ClearExtras(Span* s, uint32_t i) {
-  if ((s->annotated[i >> 6].load(std::memory_order_acquire) >> (i & 63)) & 1) ClearAnnotations(s, i);
+  if ((s->bits[i >> 6].annotated.load(std::memory_order_acquire) >> (i & 63)) & 1) ClearAnnotations(s, i);
 }
 
 }  // namespace
 
 void LocalFree(ThreadHeap* h, Span* s, uint32_t i) {
   const uint64_t m = uint64_t{1} << (i & 63);
-  std::atomic<uint64_t>& w = s->live[i >> 6];
+  std::atomic<uint64_t>& w = s->bits[i >> 6].live;
   const uint64_t v = w.load(std::memory_order_relaxed);
   if (!(v & m) || (s->remote[i >> 6].load(std::memory_order_relaxed) & m)) {
     Fatal("double free", reinterpret_cast<void*>(s->SlotAddress(i)));
@@ -204,7 +204,7 @@ void LocalFree(ThreadHeap* h, Span* s, uint32_t i) {
 void RemoteFree(ThreadHeap* h, Span* s, uint32_t i) {
   const uint64_t m = uint64_t{1} << (i & 63);
   const void* addr = reinterpret_cast<void*>(s->SlotAddress(i));
-  if (!(s->live[i >> 6].load(std::memory_order_acquire) & m)) Fatal("double free", addr);
+  if (!(s->bits[i >> 6].live.load(std::memory_order_acquire) & m)) Fatal("double free", addr);
   if (s->remote[i >> 6].load(std::memory_order_relaxed) & m) Fatal("double free", addr);
   ClearExtras(s, i);
   const int c = s->size_class;
