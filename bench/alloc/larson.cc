@@ -10,7 +10,11 @@
 
 namespace {
 
-struct Table {
+// Cache-line aligned: each thread updates its own table's rng and checksum on
+// every operation, and two tables in one line would time that false sharing
+// (wherever the allocator happened to put the vector) instead of the
+// allocator; cache-scratch is the workload for allocator-made false sharing.
+struct alignas(64) Table {
   std::vector<char*> blocks;
   uint64_t rng;
   uint64_t checksum = 0;
