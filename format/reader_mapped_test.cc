@@ -13,30 +13,12 @@
 #include "libdump/format/sink.h"
 #include "libdump/format/writer.h"
 #include "sample_records_testutil.h"
+#include "temp_file_testutil.h"
 
 namespace libdump::format {
 namespace {
 
 constexpr size_t kSmallWindow = 8192;  // two pages: every few records cross an edge
-
-class TempDump {
- public:
-  explicit TempDump(const std::string& bytes) {
-    fd_ = mkstemp(path_);
-    EXPECT_GE(fd_, 0);
-    EXPECT_EQ(write(fd_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-    EXPECT_EQ(lseek(fd_, 0, SEEK_SET), 0);
-  }
-  ~TempDump() {
-    close(fd_);
-    unlink(path_);
-  }
-  int fd() const { return fd_; }
-
- private:
-  char path_[32] = "/tmp/libdump_mapped_XXXXXX";
-  int fd_ = -1;
-};
 
 // Objects of sizes 0 .. 3 windows, with a string record between them, so that
 // headers, strings and payloads all fall across window edges somewhere.
@@ -99,7 +81,7 @@ std::string Trace(Reader& reader) {
 // The same file read into the buffer (a regular file too: its size bounds
 // lengths up front, which changes some errors from those of a stream).
 std::string ReadBuffered(const std::string& bytes) {
-  TempDump f(bytes);
+  TempFile f(bytes);
   try {
     Reader reader(f.fd(), {.buffer_size = 4096});
     return Trace(reader);
@@ -109,7 +91,7 @@ std::string ReadBuffered(const std::string& bytes) {
 }
 
 std::string ReadMapped(const std::string& bytes, size_t window = kSmallWindow) {
-  TempDump f(bytes);
+  TempFile f(bytes);
   try {
     Reader reader(f.fd(), {.map_file = true, .map_window = window});
     return Trace(reader);
@@ -129,7 +111,7 @@ TEST(ReaderMapped, SameRecordsPayloadsAndOffsetsAcrossWindowEdges) {
 
 TEST(ReaderMapped, PayloadOfAnObjectWithinTheWindowPointsIntoTheFile) {
   const std::string dump = testing::SampleDump();
-  TempDump f(dump);
+  TempFile f(dump);
   Reader reader(f.fd(), {.map_file = true});
   Record r;
   while (reader.Next(r) && !(r.kind == Kind::kObject && r.object.size == 3000)) {
@@ -163,7 +145,7 @@ TEST(ReaderMapped, CompressedInputIsStillDecompressed) {
     w.Flush();
     zstd.Finish();
   }
-  TempDump f(os.str());
+  TempFile f(os.str());
   Reader reader(f.fd(), {.map_file = true});
   EXPECT_EQ(reader.compression(), Compression::kZstd);
   EXPECT_EQ(Trace(reader), ReadBuffered(testing::SampleDump()));

@@ -13,28 +13,10 @@
 #include "libdump/format/reader.h"
 #include "libdump/format/sink.h"
 #include "libdump/format/writer.h"
+#include "temp_file_testutil.h"
 
 namespace libdump::format {
 namespace {
-
-class TempFile {
- public:
-  explicit TempFile(const std::string& bytes) {
-    fd_ = mkstemp(path_);
-    EXPECT_GE(fd_, 0);
-    EXPECT_EQ(write(fd_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
-    EXPECT_EQ(lseek(fd_, 0, SEEK_SET), 0);
-  }
-  ~TempFile() {
-    close(fd_);
-    unlink(path_);
-  }
-  int fd() const { return fd_; }
-
- private:
-  char path_[32] = "/tmp/libdump_range_XXXXXX";
-  int fd_ = -1;
-};
 
 // Objects of 0 to ~12 KiB with roots between them, so that records and
 // payloads straddle small buffers.
