@@ -63,19 +63,24 @@ size_t Walk(uintptr_t fp, uintptr_t lo, uintptr_t hi, uintptr_t* out, size_t max
 // Verdicts on return addresses where frame-pointer walks ended on a broken
 // link. Open addressing over atomics: lock-free, insert-only, never
 // allocates; a full table sends undecided walks to libunwind.
+// A verdict sits beside its address: a sample reads one line of the table,
+// not one in each of two arrays.
 constexpr size_t kEnds = 1024;
 constexpr uint8_t kUnknown = 0, kTrusted = 1, kUnwind = 2;
-std::atomic<uintptr_t> g_end_pc[kEnds];
-std::atomic<uint8_t> g_end_verdict[kEnds];
+struct EndEntry {
+  std::atomic<uintptr_t> pc;
+  std::atomic<uint8_t> verdict;
+};
+EndEntry g_end[kEnds];
 
 size_t EndSlot(uintptr_t pc, bool insert) {
   size_t i = static_cast<size_t>((pc * 0x9e3779b97f4a7c15ULL) >> 54) & (kEnds - 1);
   for (size_t probe = 0; probe < 16; ++probe, i = (i + 1) & (kEnds - 1)) {
-    uintptr_t k = g_end_pc[i].load(std::memory_order_acquire);
+    uintptr_t k = g_end[i].pc.load(std::memory_order_acquire);
     if (k == pc) return i;
     if (k == 0) {
       if (!insert) return kEnds;
-      if (g_end_pc[i].compare_exchange_strong(k, pc, std::memory_order_acq_rel) || k == pc) return i;
+      if (g_end[i].pc.compare_exchange_strong(k, pc, std::memory_order_acq_rel) || k == pc) return i;
     }
   }
   return kEnds;
@@ -103,7 +108,7 @@ __attribute__((noinline)) size_t CaptureAllocationStack(uintptr_t* out, size_t m
     if (n > 0) {
       slot = EndSlot(out[n - 1], false);
       if (slot != kEnds) {
-        const uint8_t v = g_end_verdict[slot].load(std::memory_order_acquire);
+        const uint8_t v = g_end[slot].verdict.load(std::memory_order_acquire);
         if (v == kTrusted) {
           g_fp_captures.fetch_add(1, std::memory_order_relaxed);
           return n;
@@ -121,7 +126,7 @@ __attribute__((noinline)) size_t CaptureAllocationStack(uintptr_t* out, size_t m
       if (u[i + 1] != out[i]) verdict = kUnwind;
     }
     if (slot == kEnds) slot = EndSlot(out[n - 1], true);
-    if (slot != kEnds) g_end_verdict[slot].store(verdict, std::memory_order_release);
+    if (slot != kEnds) g_end[slot].verdict.store(verdict, std::memory_order_release);
     if (verdict == kTrusted) {
       // The frame-pointer stack, so later samples of this stack (which will
       // take the fast path) land in the same bucket.

@@ -55,6 +55,7 @@ HeapEstimate Unbias(const HeapBucketSnapshot& b) {
 HeapProfileTable::HeapProfileTable() {
   heads_ = static_cast<Bucket**>(MapOrDie(kBucketHeads * sizeof(Bucket*)));
   live_.store(NewLiveArray(1 << 12), std::memory_order_relaxed);
+  live_mask_ = (1 << 12) - 1;
 }
 
 HeapProfileTable::~HeapProfileTable() {
@@ -62,6 +63,7 @@ HeapProfileTable::~HeapProfileTable() {
   // in tests, and leaking its arena chunks there is cheaper than tracking them.
   munmap(heads_, kBucketHeads * sizeof(Bucket*));
   FreeLiveArray(live_.load(std::memory_order_relaxed));
+  if (spare_ != nullptr) FreeLiveArray(spare_);
   while (retired_ != nullptr) {
     LiveArray* next = retired_->retired;
     FreeLiveArray(retired_);
@@ -126,7 +128,7 @@ HeapProfileTable::Bucket* HeapProfileTable::FindOrAddBucket(uint64_t size, int64
 // Writers hold lock_; only they store, so their own loads may be relaxed.
 HeapProfileTable::LiveSlot* HeapProfileTable::LiveFind(uintptr_t p) {
   LiveArray* a = live_.load(std::memory_order_relaxed);
-  const size_t mask = a->cap - 1;
+  const size_t mask = live_mask_;
   for (size_t i = PtrHash(p) & mask;; i = (i + 1) & mask) {
     const uintptr_t q = a->slots[i].ptr.load(std::memory_order_relaxed);
     if (q == p) return &a->slots[i];
@@ -135,9 +137,9 @@ HeapProfileTable::LiveSlot* HeapProfileTable::LiveFind(uintptr_t p) {
 }
 
 void HeapProfileTable::LiveInsert(uintptr_t p, Bucket* b) {
-  if ((live_used_ + 1) * 2 > live_.load(std::memory_order_relaxed)->cap) LiveGrow();
+  if ((live_used_ + 1) * 2 > live_mask_ + 1) LiveGrow();
   LiveArray* a = live_.load(std::memory_order_relaxed);
-  const size_t mask = a->cap - 1;
+  const size_t mask = live_mask_;
   for (size_t i = PtrHash(p) & mask;; i = (i + 1) & mask) {
     LiveSlot& s = a->slots[i];
     const uintptr_t q = s.ptr.load(std::memory_order_relaxed);
@@ -161,8 +163,19 @@ void HeapProfileTable::LiveInsert(uintptr_t p, Bucket* b) {
 void HeapProfileTable::LiveGrow() {
   LiveArray* old = live_.load(std::memory_order_relaxed);
   // Tombstones go away in the rehash; grow only if live entries need it.
-  LiveArray* a = NewLiveArray(live_count_ * 4 > old->cap ? old->cap * 2 : old->cap);
-  const size_t mask = a->cap - 1;
+  const size_t cap = live_count_ * 4 > old->cap ? old->cap * 2 : old->cap;
+  LiveArray* a;
+  if (spare_ != nullptr && spare_->cap == cap) {
+    // Sampled objects die and tombstones fill the array long before live
+    // ones do: most rehashes keep the size. Clearing the previous array
+    // costs a fraction of mapping a new one and faulting in its pages.
+    a = spare_;
+    spare_ = nullptr;
+    std::memset(static_cast<void*>(a->slots), 0, cap * sizeof(LiveSlot));
+  } else {
+    a = NewLiveArray(cap);
+  }
+  const size_t mask = cap - 1;
   size_t used = 0;
   for (size_t i = 0; i < old->cap; ++i) {
     const uintptr_t p = old->slots[i].ptr.load(std::memory_order_relaxed);
@@ -174,6 +187,7 @@ void HeapProfileTable::LiveGrow() {
     ++used;
   }
   live_used_ = used;
+  live_mask_ = mask;
   // seq_cst store, then seq_cst load of readers_ (ForEachLive does the
   // mirror image): either no reader can still be in an old array, or the
   // arrays wait on the retired list for a later grow.
@@ -183,7 +197,11 @@ void HeapProfileTable::LiveGrow() {
   if (readers_.load(std::memory_order_seq_cst) == 0) {
     while (retired_ != nullptr) {
       LiveArray* next = retired_->retired;
-      FreeLiveArray(retired_);
+      if (spare_ == nullptr && retired_->cap == cap) {
+        spare_ = retired_;
+      } else {
+        FreeLiveArray(retired_);
+      }
       retired_ = next;
     }
   }

@@ -44,7 +44,7 @@ struct HeapEstimate {
 // rate keeps the division exact rather than done on an average size.
 HeapEstimate Unbias(const HeapBucketSnapshot& b);
 
-class HeapProfileTable {
+class alignas(64) HeapProfileTable {
  public:
   HeapProfileTable();
   ~HeapProfileTable();
@@ -87,18 +87,23 @@ class HeapProfileTable {
   void Lock();
   void Unlock() { lock_.store(false, std::memory_order_release); }
 
+  // What a sample's record and a sampled free read and write, in the first
+  // cache line (the table is page-aligned): between two samples the program
+  // has usually evicted all of it, so each line is a miss per sample.
   std::atomic<bool> lock_{false};
   static constexpr size_t kBucketHeads = 1 << 14;
   Bucket** heads_;
+  std::atomic<LiveArray*> live_{nullptr};
+  size_t live_mask_ = 0;   // live_'s cap - 1, for writers
+  size_t live_used_ = 0;   // including tombstones
+  size_t live_count_ = 0;
   Bucket* all_ = nullptr;
   size_t nbuckets_ = 0;
   char* arena_ = nullptr;
   size_t arena_left_ = 0;
-  std::atomic<LiveArray*> live_{nullptr};
   LiveArray* retired_ = nullptr;  // replaced arrays a reader may still be in
+  LiveArray* spare_ = nullptr;    // a replaced array no reader is in, for reuse
   std::atomic<int> readers_{0};   // ForEachLive calls in progress
-  size_t live_used_ = 0;          // including tombstones
-  size_t live_count_ = 0;
 };
 
 // The process-wide table the allocator hook fills.

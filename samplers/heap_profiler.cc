@@ -23,7 +23,13 @@ namespace samplers {
 namespace {
 
 constexpr int64_t kDefaultMemProfileRate = 512 * 1024;
-std::atomic<int64_t> g_mem_rate{kDefaultMemProfileRate};
+// What every sample reads, in one line: the program usually evicts it
+// between two samples.
+struct alignas(64) HookState {
+  std::atomic<int64_t> rate{kDefaultMemProfileRate};
+  std::atomic<HeapProfileTable*> table{nullptr};  // set before the hook is
+};
+HookState g_hook;
 
 // Frames of the allocator and of this profiler, which every sampled stack
 // starts with and which say nothing about who allocated.
@@ -67,30 +73,33 @@ void BuildHeapProfile(pprof::ProfileBuilder& b, const std::vector<HeapBucketSnap
 }
 
 void AllocatorSampleHook(void* p, size_t size, bool allocated) {
+  HeapProfileTable* t = g_hook.table.load(std::memory_order_acquire);
   if (!allocated) {
-    GlobalHeapTable().RecordFree(p);
+    t->RecordFree(p);
     return;
   }
   uintptr_t pcs[kMaxFrames];
   const size_t n = CaptureAllocationStack(pcs, kMaxFrames);
-  GlobalHeapTable().RecordAlloc(p, size, g_mem_rate.load(std::memory_order_relaxed), pcs, n);
+  t->RecordAlloc(p, size, g_hook.rate.load(std::memory_order_relaxed), pcs, n);
 }
+
+void PrepareSampleHook() { g_hook.table.store(&GlobalHeapTable(), std::memory_order_release); }
 
 }  // namespace samplers
 
 void SetMemProfileRate(int64_t bytes) {
   if (bytes < 0) bytes = 0;
-  samplers::g_mem_rate.store(bytes, std::memory_order_relaxed);
+  samplers::g_hook.rate.store(bytes, std::memory_order_relaxed);
   if (SetSampleInterval != nullptr && internal::SetSampleHook != nullptr) SetSampleInterval(bytes);
 }
 
-int64_t MemProfileRate() { return samplers::g_mem_rate.load(std::memory_order_relaxed); }
+int64_t MemProfileRate() { return samplers::g_hook.rate.load(std::memory_order_relaxed); }
 
 bool InstallHeapProfiler() {
   if (SetSampleInterval == nullptr || internal::SetSampleHook == nullptr) return false;
-  samplers::GlobalHeapTable();  // created before the first sample needs it
+  samplers::PrepareSampleHook();
   internal::SetSampleHook(samplers::AllocatorSampleHook);
-  SetSampleInterval(samplers::g_mem_rate.load());
+  SetSampleInterval(samplers::g_hook.rate.load());
   return true;
 }
 

@@ -19,5 +19,8 @@ pprof::ProfileBuilder NewHeapProfileBuilder(HeapProfileKind kind, int64_t rate);
 // The hook the allocator calls for each sampled allocation and each free of
 // a sampled object (libdump::internal::SampleHook's signature).
 void AllocatorSampleHook(void* p, size_t size, bool allocated);
+// Creates the global table and points the hook at it: before the hook is
+// first installed (or called directly, as a benchmark does).
+void PrepareSampleHook();
 
 }  // namespace libdump::samplers

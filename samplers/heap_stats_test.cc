@@ -228,5 +228,37 @@ TEST(HeapProfileTable, FreesMoveObjectsOutOfInUse) {
   EXPECT_EQ(t.StackOf(&objects[0], out, 4), 0u);
 }
 
+// Sampled objects mostly die young: tombstones fill the live table and force
+// same-size rehashes, which reuse the previous array. Nothing of what that
+// array held may survive into the next round, and no live object may be lost.
+TEST(HeapProfileTable, ChurnThroughManyRehashesKeepsExactlyTheLiveObjects) {
+  HeapProfileTable t;
+  std::vector<char> objects(200000);
+  const uintptr_t young[] = {0x1000}, old[] = {0x2000};
+  for (size_t i = 0; i < 100; ++i) t.RecordAlloc(&objects[i], 64, 1, old, 1);
+  for (size_t i = 100; i < objects.size(); ++i) {
+    t.RecordAlloc(&objects[i], 64, 1, young, 1);
+    if (i % 1000 != 0) t.RecordFree(&objects[i]);  // one in 1000 lives on
+  }
+  const size_t survivors = (objects.size() - 1) / 1000;  // i = 1000, 2000, ..., 199000
+  EXPECT_EQ(t.live_sampled(), 100 + survivors);
+  size_t visited = 0, visited_old = 0;
+  std::pair<size_t*, size_t*> counts{&visited, &visited_old};
+  t.ForEachLive(
+      [](void* ctx, uintptr_t, size_t, const uintptr_t* pcs, size_t) {
+        auto* c = static_cast<std::pair<size_t*, size_t*>*>(ctx);
+        ++*c->first;
+        if (pcs[0] == 0x2000) ++*c->second;
+      },
+      &counts);
+  EXPECT_EQ(visited, 100 + survivors);
+  EXPECT_EQ(visited_old, 100u);
+  uintptr_t out[1];
+  for (size_t i = 0; i < 100; ++i) ASSERT_EQ(t.StackOf(&objects[i], out, 1), 1u) << i;
+  EXPECT_EQ(t.StackOf(&objects[5000], out, 1), 1u);
+  EXPECT_EQ(out[0], 0x1000u);
+  EXPECT_EQ(t.StackOf(&objects[5001], out, 1), 0u);
+}
+
 }  // namespace
 }  // namespace libdump::samplers

@@ -60,6 +60,7 @@ __attribute__((noipa)) void Deep(int depth, double* fp, double* unw) {
 }  // namespace
 
 int main() {
+  PrepareSampleHook();
   double fp, unw;
   Deep(3, &fp, &unw);  // warm-up: buckets, libunwind's caches, the walk-end verdict
   Deep(3, &fp, &unw);
