@@ -141,6 +141,11 @@ __attribute__((noinline)) size_t CaptureAllocationStack(uintptr_t* out, size_t m
   return w;
 }
 
+void WarmStackCapture() {
+  void* pcs[kMaxFrames];
+  unw_backtrace(pcs, static_cast<int>(kMaxFrames));
+}
+
 AllocStackStats GetAllocStackStats() {
   return {g_fp_captures.load(std::memory_order_relaxed), g_unwound_captures.load(std::memory_order_relaxed)};
 }

@@ -83,7 +83,10 @@ void AllocatorSampleHook(void* p, size_t size, bool allocated) {
   t->RecordAlloc(p, size, g_hook.rate.load(std::memory_order_relaxed), pcs, n);
 }
 
-void PrepareSampleHook() { g_hook.table.store(&GlobalHeapTable(), std::memory_order_release); }
+void PrepareSampleHook() {
+  g_hook.table.store(&GlobalHeapTable(), std::memory_order_release);
+  WarmStackCapture();
+}
 
 }  // namespace samplers
 
