@@ -23,31 +23,12 @@ constexpr size_t kSmallWindow = 8192;  // two pages: every few records cross an 
 // Objects of sizes 0 .. 3 windows, with a string record between them, so that
 // headers, strings and payloads all fall across window edges somewhere.
 std::string StraddlingDump() {
-  std::ostringstream os;
-  OstreamSink sink(os);
-  Writer w(sink);
-  w.Header();
-  std::string payload;
-  uint64_t addr = 0x100000;
-  for (size_t i = 0; i < 200; ++i) {
-    const size_t size = (i * 977) % (3 * kSmallWindow);
-    payload.resize(size);
-    for (size_t k = 0; k < size; ++k) payload[k] = static_cast<char>(i + k * 13);
-    Record o;
-    o.kind = Kind::kObject;
-    o.object = {addr, 0, kObjRegular, size};
-    w.Write(o, payload.data());
-    addr += size + 16;
+  return testing::StraddlingDump(200, 3 * kSmallWindow, [](size_t i, uint64_t addr, size_t size) {
     Record s;
     s.kind = Kind::kOtherRoot;
-    s.other_root = {std::string(i * 37 % 5000, 'd'), addr};
-    w.Write(s, nullptr);
-  }
-  Record eof;
-  eof.kind = Kind::kEof;
-  w.Write(eof, nullptr);
-  w.Flush();
-  return os.str();
+    s.other_root = {std::string(i * 37 % 5000, 'd'), addr + size + 16};
+    return s;
+  });
 }
 
 // What a reader sees, as text: every record's offset and kind, object

@@ -13,6 +13,7 @@
 #include "libdump/format/reader.h"
 #include "libdump/format/sink.h"
 #include "libdump/format/writer.h"
+#include "sample_records_testutil.h"
 #include "temp_file_testutil.h"
 
 namespace libdump::format {
@@ -21,31 +22,12 @@ namespace {
 // Objects of 0 to ~12 KiB with roots between them, so that records and
 // payloads straddle small buffers.
 std::string Dump() {
-  std::ostringstream os;
-  OstreamSink file(os);
-  Writer w(file);
-  w.Header();
-  std::string payload;
-  uint64_t addr = 0x100000;
-  for (size_t i = 0; i < 300; ++i) {
-    const size_t size = (i * 977) % 12288;
-    payload.resize(size);
-    for (size_t k = 0; k < size; ++k) payload[k] = static_cast<char>(i + k * 13);
-    Record o;
-    o.kind = Kind::kObject;
-    o.object = {addr, 0, kObjRegular, size};
-    w.Write(o, payload.data());
+  return testing::StraddlingDump(300, 12288, [](size_t i, uint64_t addr, size_t) {
     Record root;
     root.kind = Kind::kDataRoot;
     root.data_root = {0x1000 + i, addr};
-    w.Write(root, nullptr);
-    addr += size + 16;
-  }
-  Record eof;
-  eof.kind = Kind::kEof;
-  w.Write(eof, nullptr);
-  w.Flush();
-  return os.str();
+    return root;
+  });
 }
 
 // offset -> "kind size payload-hash" of every record read.

@@ -73,4 +73,34 @@ inline std::string SampleDump(bool seed_only = false) {
   return os.str();
 }
 
+// Objects i = 0 .. count-1 of (i * 977) % max_size bytes with a patterned
+// payload, 16 bytes apart, each followed by the record between(i, address,
+// size) returns, then an eof: records and payloads that straddle any small
+// buffer, window or range boundary somewhere.
+template <typename Between>
+std::string StraddlingDump(size_t count, size_t max_size, Between between) {
+  std::ostringstream os;
+  OstreamSink sink(os);
+  Writer w(sink);
+  w.Header();
+  std::string payload;
+  uint64_t addr = 0x100000;
+  for (size_t i = 0; i < count; ++i) {
+    const size_t size = (i * 977) % max_size;
+    payload.resize(size);
+    for (size_t k = 0; k < size; ++k) payload[k] = static_cast<char>(i + k * 13);
+    Record o;
+    o.kind = Kind::kObject;
+    o.object = {addr, 0, kObjRegular, size};
+    w.Write(o, payload.data());
+    w.Write(between(i, addr, size), nullptr);
+    addr += size + 16;
+  }
+  Record eof;
+  eof.kind = Kind::kEof;
+  w.Write(eof, nullptr);
+  w.Flush();
+  return os.str();
+}
+
 }  // namespace libdump::format::testing
