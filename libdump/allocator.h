@@ -69,13 +69,17 @@ __attribute__((always_inline)) inline void FreeFast(void* ptr) {
     const uint64_t m = uint64_t{1} << (i & 63);
     std::atomic<uint64_t>& w = s->bits[i >> 6].live;
     const uint64_t v = w.load(std::memory_order_relaxed);
-    // Misuse checks cost a multiply and two loads already in cache: an
-    // interior pointer, a slot not live, or one already freed remotely all
-    // go to the slow path, which reports them. So do frees of annotated
-    // slots, whose type or sample record must be cleared.
-    if (LIBDUMP_LIKELY(s->SlotAddress(i) == p && (v & m) != 0 &&
-                       ((s->remote[i >> 6].load(std::memory_order_relaxed) |
-                         s->bits[i >> 6].annotated.load(std::memory_order_relaxed)) & m) == 0)) {
+    // Misuse checks cost a multiply and loads from lines the free reads
+    // anyway: an interior pointer, a slot not live, or one already freed
+    // remotely all go to the slow path, which reports them. So do frees of
+    // annotated slots, whose type or sample record must be cleared. The
+    // remote word, on its own line, is read only while remote frees are
+    // pending (Span::remote_pending).
+    uint64_t busy = s->bits[i >> 6].annotated.load(std::memory_order_relaxed);
+    if (LIBDUMP_UNLIKELY(s->remote_pending.load(std::memory_order_relaxed) != 0)) {
+      busy |= s->remote[i >> 6].load(std::memory_order_relaxed);
+    }
+    if (LIBDUMP_LIKELY(s->SlotAddress(i) == p && (v & m) != 0 && (busy & m) == 0)) {
       ClassCache* ccp = &h->cache[s->size_class];
       // Opaque to GCC, which would otherwise compute the address of the
       // stack slot from h and the class again (five more instructions).
