@@ -29,6 +29,7 @@ struct alignas(64) ClassCache {
   // Its count shares the line of the fields above, which both fast paths read.
   RecentFrees recent;
 };
+static_assert(sizeof(ClassCache) == 1024, "the fast paths index ClassCache with a shift (kRecentDepth)");
 
 struct ThreadHeap {
   ClassCache cache[kNumClasses];
