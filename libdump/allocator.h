@@ -23,20 +23,33 @@ __attribute__((always_inline)) inline void* AllocateFast(size_t size) {
   if (LIBDUMP_LIKELY(h != nullptr && size <= kMaxSmallSize)) {
     const int c = SizeToClass(size);
     ClassCache& cc = h->cache[c];
-    const uint64_t bits = cc.free_bits;
-    // The sampling countdown rides along in the same test: when it would go
-    // negative the slow path takes the sample.
+    // The sampling countdown comes first: when it would go negative the
+    // slow path takes the sample.
     const int64_t left = h->sample_left - cc.slot_size;
-    if (LIBDUMP_LIKELY(bits != 0 && left >= 0)) {
-      h->sample_left = left;
-      const unsigned b = static_cast<unsigned>(__builtin_ctzll(bits));
-      cc.free_bits = bits & (bits - 1);
-      // Only this thread writes the live word: a plain read-modify-write.
-      // Once the bit is set the walk reports the object.
-      cc.live_word->store(cc.live_word->load(std::memory_order_relaxed) | (uint64_t{1} << b),
-                          std::memory_order_relaxed);
-      cc.mallocs.store(cc.mallocs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      return reinterpret_cast<void*>(cc.word_base + uintptr_t{b} * cc.slot_size);
+    if (LIBDUMP_LIKELY(left >= 0)) {
+      const uint32_t n = cc.recent.count;
+      // The slot this thread freed last: its live word is likely still in
+      // cache, and churn never reaches the sparse bitmap words.
+      if (LIBDUMP_LIKELY(n != 0)) {
+        h->sample_left = left;
+        const RecentFree& r = cc.recent.slot[n - 1];
+        cc.recent.count = n - 1;
+        r.live_word->store(r.live_word->load(std::memory_order_relaxed) | r.bit, std::memory_order_relaxed);
+        cc.mallocs.store(cc.mallocs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        return reinterpret_cast<void*>(r.addr);
+      }
+      const uint64_t bits = cc.free_bits;
+      if (LIBDUMP_LIKELY(bits != 0)) {
+        h->sample_left = left;
+        const unsigned b = static_cast<unsigned>(__builtin_ctzll(bits));
+        cc.free_bits = bits & (bits - 1);
+        // Only this thread writes the live word: a plain read-modify-write.
+        // Once the bit is set the walk reports the object.
+        cc.live_word->store(cc.live_word->load(std::memory_order_relaxed) | (uint64_t{1} << b),
+                            std::memory_order_relaxed);
+        cc.mallocs.store(cc.mallocs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        return reinterpret_cast<void*>(cc.word_base + uintptr_t{b} * cc.slot_size);
+      }
     }
   }
   return AllocateSlow(size);
@@ -56,20 +69,44 @@ __attribute__((always_inline)) inline void FreeFast(void* ptr) {
     const uint64_t m = uint64_t{1} << (i & 63);
     std::atomic<uint64_t>& w = s->bits[i >> 6].live;
     const uint64_t v = w.load(std::memory_order_relaxed);
-    // Misuse checks cost a multiply and two loads already in cache: an
-    // interior pointer, a slot not live, or one already freed remotely all
-    // go to the slow path, which reports them. So do frees that change the
-    // span's standing (see Span::slow_at), and of annotated slots, whose
-    // type or sample record must be cleared.
-    if (LIBDUMP_LIKELY(s->SlotAddress(i) == p && (v & m) != 0 &&
-                       ((s->remote[i >> 6].load(std::memory_order_relaxed) |
-                         s->bits[i >> 6].annotated.load(std::memory_order_relaxed)) & m) == 0 &&
-                       s->used > s->slow_at)) {
-      w.store(v & ~m, std::memory_order_relaxed);
-      --s->used;
-      auto& frees = h->cache[s->size_class].frees;
-      frees.store(frees.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      return;
+    // Misuse checks cost a multiply and loads from lines the free reads
+    // anyway: an interior pointer, a slot not live, or one already freed
+    // remotely all go to the slow path, which reports them. So do frees of
+    // annotated slots, whose type or sample record must be cleared. The
+    // remote word, on its own line, is read only while remote frees are
+    // pending (Span::remote_pending).
+    uint64_t busy = s->bits[i >> 6].annotated.load(std::memory_order_relaxed);
+    if (LIBDUMP_UNLIKELY(s->remote_pending.load(std::memory_order_relaxed) != 0)) {
+      busy |= s->remote[i >> 6].load(std::memory_order_relaxed);
+    }
+    if (LIBDUMP_LIKELY(s->SlotAddress(i) == p && (v & m) != 0 && (busy & m) == 0)) {
+      ClassCache* ccp = &h->cache[s->size_class];
+      // Opaque to GCC, which would otherwise compute the address of the
+      // stack slot from h and the class again (five more instructions).
+      asm("" : "+r"(ccp));
+      ClassCache& cc = *ccp;
+      RecentFrees& rf = cc.recent;
+      const uint32_t n = rf.count;
+      // Stacked, the slot stays reserved in `used` (recent_frees.h), so the
+      // span's standing does not change.
+      if (LIBDUMP_LIKELY(n < rf.depth)) {
+        RecentFree& r = rf.slot[n];
+        r.addr = p;
+        r.live_word = &w;
+        r.bit = m;
+        rf.count = n + 1;
+        w.store(v & ~m, std::memory_order_relaxed);
+        cc.frees.store(cc.frees.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        return;
+      }
+      // Frees that change the span's standing (see Span::slow_at) take the
+      // slow path.
+      if (LIBDUMP_LIKELY(s->used > s->slow_at)) {
+        w.store(v & ~m, std::memory_order_relaxed);
+        --s->used;
+        cc.frees.store(cc.frees.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+        return;
+      }
     }
   }
   FreeSlow(ptr, s);

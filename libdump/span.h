@@ -45,28 +45,38 @@ struct SlotBits {
   std::atomic<uint64_t> annotated;
 };
 
-struct Span {
+// alignas(64): the first line holds everything a local free reads or
+// writes in a span of up to 64 slots (the fields a free tests, then the first
+// pair of slot words); a free in a bigger span reads one more line, its
+// pair's. Before, the header, the pair and the remote word were three lines,
+// and in a heap bigger than L1 a free missed on each.
+struct alignas(64) Span {
   uintptr_t start = 0;
-  uint32_t npages = 0;
-  SpanState state = SpanState::kFree;
-  uint8_t size_class = 0;
-  // Free spans: how many pages are committed (exact: the page heap's
-  // committed bitmap), for the release policy and statistics.
-  uint32_t dirty_pages = 0;
-  // In-use spans: pages were zero when handed out.
-  bool zeroed = false;
-  SpanList list = SpanList::kNone;
-  uint32_t slot_size = 0;  // small: the class size; large: npages * kPageSize
-  uint32_t nslots = 0;
   uint64_t div_magic = 0;
   std::atomic<ThreadHeap*> owner{nullptr};
-  uint32_t arena_id = 0;  // free spans merge only within one arena
+  uint32_t slot_size = 0;  // small: the class size; large: npages * kPageSize
   uint32_t used = 0;  // owner only: slots live or reserved in the owner's cache
   // Owner only: a local free that leaves `used` at or below this goes to the
   // slow path (1 to give back an empty span; higher on the full list, where
   // the span waits until an eighth of it is free: a sparse bitmap would cost a
   // refill per allocation).
   uint32_t slow_at = 1;
+  // Remote frees announced and not yet folded into live. While it is down
+  // (no remote free since the owner last collected) a local free need not
+  // read the remote words to rule out a slot freed twice.
+  std::atomic<uint32_t> remote_pending{0};
+  SpanState state = SpanState::kFree;
+  uint8_t size_class = 0;
+  SpanList list = SpanList::kNone;
+  // In-use spans: pages were zero when handed out.
+  bool zeroed = false;
+  uint32_t npages = 0;
+  SlotBits bits[kBitmapWords];
+  uint32_t nslots = 0;
+  // Free spans: how many pages are committed (exact: the page heap's
+  // committed bitmap), for the release policy and statistics.
+  uint32_t dirty_pages = 0;
+  uint32_t arena_id = 0;  // free spans merge only within one arena
   std::atomic<SpanExtra*> extra{nullptr};
   // Large spans keep their single object's annotations inline.
   std::atomic<uint32_t> large_type_id{0};
@@ -74,17 +84,11 @@ struct Span {
   std::atomic<bool> large_sampled{false};
   Span* prev = nullptr;
   Span* next = nullptr;
-  // Everything a local free reads or writes is in two lines: the fields
-  // above (the first line of the span) and the pair of words for its slot.
-  // Separate live and annotated arrays put the two words of a slot in
-  // different lines, and a free that missed the cache missed twice.
-  alignas(64) SlotBits bits[kBitmapWords];
   // Slots chosen by the heap profiler's sampling; same writers as annotated.
   std::atomic<uint64_t> sampled[kBitmapWords];
-  // Written by other threads: on their own cache lines, away from the
+  // Written by other threads: on their own cache line, away from the
   // owner's live bits and counters.
   alignas(64) std::atomic<uint64_t> remote[kBitmapWords];
-  std::atomic<uint32_t> remote_pending{0};  // remote frees not yet folded into live
 
   uintptr_t end() const { return start + (uintptr_t{npages} << kPageShift); }
   uint32_t nwords() const { return (nslots + 63) / 64; }
@@ -104,6 +108,7 @@ struct Span {
     return (bits[i >> 6].live.load(std::memory_order_acquire) & ~remote[i >> 6].load(std::memory_order_acquire) & m) != 0;
   }
 };
+static_assert(offsetof(Span, bits) + sizeof(SlotBits) == 64, "a span's first slot pair ends its first line");
 
 // Set bits of a bitmap word. Without -mpopcnt, __builtin_popcountll is a
 // call into libgcc; this is a dozen inline instructions.

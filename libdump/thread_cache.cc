@@ -7,6 +7,7 @@
 #include "central_freelist.h"
 #include "lock.h"
 #include "page_heap.h"
+#include "page_map.h"
 
 namespace libdump::internal {
 
@@ -259,7 +260,10 @@ ThreadHeap* AttachHeap() {
       g_heap_pool = h->next_free;
     } else {
       h = new (MetaAlloc(sizeof(ThreadHeap))) ThreadHeap();
-      for (int c = 0; c < kNumClasses; ++c) h->cache[c].slot_size = g_classes[c].size;
+      for (int c = 0; c < kNumClasses; ++c) {
+        h->cache[c].slot_size = g_classes[c].size;
+        h->cache[c].recent.depth = c == 0 ? 0 : RecentDepth(g_classes[c].size);
+      }
       h->next_all = g_all_heaps.load(std::memory_order_relaxed);
       g_all_heaps.store(h, std::memory_order_release);
     }
@@ -276,6 +280,9 @@ void DetachHeap(ThreadHeap* h) {
   FlushRemoteBatches(h);
   for (int c = 1; c < kNumClasses; ++c) {
     ClassCache& cc = h->cache[c];
+    for (; cc.recent.count != 0; --cc.recent.count) {
+      --g_page_map.Get(cc.recent.slot[cc.recent.count - 1].addr)->used;
+    }
     if (Span* s = cc.span) {
       s->used -= CountBits(cc.free_bits);
       cc.free_bits = 0;

@@ -1,7 +1,8 @@
 // Per-thread heaps: each thread owns spans, one current span per size class,
-// and allocates from a cached word of the current span's free bitmap. The
-// owner alone writes its spans' live bits, so the fast paths need no atomic
-// read-modify-write; other threads free by setting remote bits (see span.h).
+// and allocates from its recently freed slots (recent_frees.h), else from a
+// cached word of the current span's free bitmap. The owner alone writes its
+// spans' live bits, so the fast paths need no atomic read-modify-write;
+// other threads free by setting remote bits (see span.h).
 #pragma once
 
 #include <atomic>
@@ -9,6 +10,7 @@
 #include <cstdint>
 
 #include "config.h"
+#include "recent_frees.h"
 #include "remote_batch.h"
 #include "size_class.h"
 #include "span.h"
@@ -24,7 +26,10 @@ struct alignas(64) ClassCache {
   uint32_t word = 0;
   std::atomic<uint64_t> mallocs{0};
   std::atomic<uint64_t> frees{0};  // frees this thread made of this class, local or remote
+  // Its count shares the line of the fields above, which both fast paths read.
+  RecentFrees recent;
 };
+static_assert(sizeof(ClassCache) == 1024, "the fast paths index ClassCache with a shift (kRecentDepth)");
 
 struct ThreadHeap {
   ClassCache cache[kNumClasses];
@@ -59,7 +64,8 @@ ThreadHeap* AttachHeap();
 // orphan lists) and the heap to the pool. Called at thread exit.
 void DetachHeap(ThreadHeap* h);
 
-// Makes cc.free_bits non-zero, finding a new word or span. False when out of memory.
+// Makes cc.free_bits non-zero, finding a new word or span. False when out of
+// memory. Called only when the class's stack of recent frees is empty.
 bool Refill(ThreadHeap* h, int size_class);
 
 // Folds remote frees into live bits. The caller owns the span (or holds its

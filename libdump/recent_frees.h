@@ -1,0 +1,48 @@
+// A per-class stack of the slots this thread freed most recently, which
+// malloc hands out again before touching the bitmap word.
+//
+// Why: with random frees a span's bitmap words end up sparse, so allocating
+// from them costs a refill every few mallocs, and frees that change a span's
+// standing (Span::slow_at) take the slow path; both were the mispredicted
+// branches of a churning workload. A stack serves the churn from slots this
+// thread just freed, LIFO like a free list, without writing into free memory.
+//
+// The bitmap stays the truth: a stacked slot's live bit is clear, so the walk
+// never reports it, and a second free of it is caught as a double free. Like
+// the slots of the cached word, a stacked slot counts as reserved in its
+// span's `used`, so the span is neither released nor handed to another heap
+// while the stack names it. Malloc pops the stack before it looks at the
+// bitmap, so a refill runs only with the class's stack empty and never
+// reserves a stacked slot a second time.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace libdump::internal {
+
+struct RecentFree {
+  uintptr_t addr;
+  std::atomic<uint64_t>* live_word;  // the slot's word in Span::bits
+  uint64_t bit;                      // the slot's bit in it
+};
+
+// Slots of small classes are cheap to hold; bigger ones hold at most this many
+// bytes per class, so that a thread pins few spans of a class it stops using.
+// 40: with it a thread's ClassCache is 1 KiB, and both fast paths index the
+// caches with a shift instead of a three-instruction multiply.
+inline constexpr uint32_t kRecentDepth = 40;
+inline constexpr uint32_t kRecentBytes = 32 * 1024;
+
+inline uint32_t RecentDepth(uint32_t slot_size) {
+  const uint32_t by_bytes = kRecentBytes / slot_size;
+  return by_bytes < 1 ? 1 : by_bytes < kRecentDepth ? by_bytes : kRecentDepth;
+}
+
+struct RecentFrees {
+  uint32_t count = 0;
+  uint32_t depth = 0;  // RecentDepth of the class
+  RecentFree slot[kRecentDepth];
+};
+
+}  // namespace libdump::internal
