@@ -9,6 +9,8 @@
 #   BUILD_DIR defaults to build-alloc (configured with -DLIBDUMP_BUILD_BENCH=ON);
 #   each cell is the best of REPETITIONS runs (default 3).
 #   ALLOC_BENCH_ONLY=larson,prodcons runs only the named workloads.
+#   ALLOC_BENCH_BASELINE=/path/to/libdump.so adds a "before" column (another
+#   build of libdump, e.g. the parent commit's) that is not counted as a peer.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build-alloc}
@@ -27,6 +29,8 @@ allocators = [
     ("mimalloc", f"{lib}/libmimalloc.so.2"),
     ("libdump", f"{build}/libdump/libdump.so"),
 ]
+if os.environ.get("ALLOC_BENCH_BASELINE"):
+    allocators.append(("before", os.environ["ALLOC_BENCH_BASELINE"]))
 allocators = [(n, p) for n, p in allocators if p is None or os.path.exists(p)]
 b = f"{build}/bench/alloc"
 tmp = tempfile.mkdtemp()
@@ -112,16 +116,19 @@ for wname, _ in workloads:
         t, r = results[(wname, n)]
         cells += [f"{t:.3f}", f"{r:.1f}"]
     print(f"| {wname} | " + " | ".join(cells) + " |")
-peers = [n for n in names if n != "libdump"]
+peers = [n for n in names if n not in ("libdump", "before")]
 if "libdump" in names:
     print("\nlibdump / peer (time, peak RSS); below 1.00 means libdump is better\n")
-    print("| workload | " + " | ".join(f"vs {p}" for p in peers) + " | vs best peer time | vs best peer RSS |")
-    print("|---" * (3 + len(peers)) + "|")
+    before = ["vs before"] if "before" in names else []
+    print("| workload | " + " | ".join([f"vs {p}" for p in peers] + before) + " | vs best peer time | vs best peer RSS |")
+    print("|---" * (3 + len(peers) + len(before)) + "|")
     for wname, _ in workloads:
         lt, lr = results[(wname, "libdump")]
         cells = [f"{lt / results[(wname, p)][0]:.2f} / {lr / results[(wname, p)][1]:.2f}" for p in peers]
         bt = min(results[(wname, p)][0] for p in peers)
         br = min(results[(wname, p)][1] for p in peers)
+        if "before" in names:
+            cells.append(f"{lt / results[(wname, 'before')][0]:.2f} / {lr / results[(wname, 'before')][1]:.2f}")
         print(f"| {wname} | " + " | ".join(cells) + f" | {lt / bt:.2f} | {lr / br:.2f} |")
 
 print("\nfork() pause with a 1 GiB heap (best of 5 forks per run, best of REPS runs)\n")
