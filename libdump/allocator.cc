@@ -273,8 +273,8 @@ void* AllocateSlow(size_t size) {
   const int c = SizeToClass(size);
   ClassCache& cc = h->cache[c];
   void* p;
-  if (cc.recent.count != 0) {
-    const RecentFree& r = cc.recent.slot[--cc.recent.count];
+  if (cc.recent_count != 0) {
+    const RecentFree& r = h->recent[c].slot[--cc.recent_count];
     r.live_word->store(r.live_word->load(std::memory_order_relaxed) | r.bit, std::memory_order_relaxed);
     p = reinterpret_cast<void*>(r.addr);
   } else {

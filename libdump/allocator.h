@@ -27,13 +27,13 @@ __attribute__((always_inline)) inline void* AllocateFast(size_t size) {
     // slow path takes the sample.
     const int64_t left = h->sample_left - cc.slot_size;
     if (LIBDUMP_LIKELY(left >= 0)) {
-      const uint32_t n = cc.recent.count;
+      const uint32_t n = cc.recent_count;
       // The slot this thread freed last: its live word is likely still in
       // cache, and churn never reaches the sparse bitmap words.
       if (LIBDUMP_LIKELY(n != 0)) {
         h->sample_left = left;
-        const RecentFree& r = cc.recent.slot[n - 1];
-        cc.recent.count = n - 1;
+        const RecentFree& r = h->recent[c].slot[n - 1];
+        cc.recent_count = n - 1;
         r.live_word->store(r.live_word->load(std::memory_order_relaxed) | r.bit, std::memory_order_relaxed);
         cc.mallocs.store(cc.mallocs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         return reinterpret_cast<void*>(r.addr);
@@ -80,21 +80,17 @@ __attribute__((always_inline)) inline void FreeFast(void* ptr) {
       busy |= s->remote[i >> 6].load(std::memory_order_relaxed);
     }
     if (LIBDUMP_LIKELY(s->SlotAddress(i) == p && (v & m) != 0 && (busy & m) == 0)) {
-      ClassCache* ccp = &h->cache[s->size_class];
-      // Opaque to GCC, which would otherwise compute the address of the
-      // stack slot from h and the class again (five more instructions).
-      asm("" : "+r"(ccp));
-      ClassCache& cc = *ccp;
-      RecentFrees& rf = cc.recent;
-      const uint32_t n = rf.count;
+      const uint32_t c = s->size_class;
+      ClassCache& cc = h->cache[c];
+      const uint32_t n = cc.recent_count;
       // Stacked, the slot stays reserved in `used` (recent_frees.h), so the
       // span's standing does not change.
-      if (LIBDUMP_LIKELY(n < rf.depth)) {
-        RecentFree& r = rf.slot[n];
+      if (LIBDUMP_LIKELY(n < cc.recent_depth)) {
+        RecentFree& r = h->recent[c].slot[n];
         r.addr = p;
         r.live_word = &w;
         r.bit = m;
-        rf.count = n + 1;
+        cc.recent_count = n + 1;
         w.store(v & ~m, std::memory_order_relaxed);
         cc.frees.store(cc.frees.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         return;

@@ -29,8 +29,8 @@ struct RecentFree {
 
 // Slots of small classes are cheap to hold; bigger ones hold at most this many
 // bytes per class, so that a thread pins few spans of a class it stops using.
-// 40: with it a thread's ClassCache is 1 KiB, and both fast paths index the
-// caches with a shift instead of a three-instruction multiply.
+// 40: a row of 40 fits in 1 KiB, and both fast paths index the rows with a
+// shift instead of a three-instruction multiply.
 inline constexpr uint32_t kRecentDepth = 40;
 inline constexpr uint32_t kRecentBytes = 32 * 1024;
 
@@ -39,10 +39,13 @@ inline uint32_t RecentDepth(uint32_t slot_size) {
   return by_bytes < 1 ? 1 : by_bytes < kRecentDepth ? by_bytes : kRecentDepth;
 }
 
-struct RecentFrees {
-  uint32_t count = 0;
-  uint32_t depth = 0;  // RecentDepth of the class
+// One class's stack; its height and capacity are in the class's ClassCache,
+// on the line both fast paths read anyway. No initializers: a row's memory is
+// first written by its class's first free (see ThreadHeap::recent).
+struct RecentRow {
   RecentFree slot[kRecentDepth];
+  char pad[1024 - kRecentDepth * sizeof(RecentFree)];
 };
+static_assert(sizeof(RecentRow) == 1024, "the fast paths index the rows with a shift");
 
 }  // namespace libdump::internal

@@ -259,10 +259,11 @@ ThreadHeap* AttachHeap() {
     if (h != nullptr) {
       g_heap_pool = h->next_free;
     } else {
-      h = new (MetaAlloc(sizeof(ThreadHeap))) ThreadHeap();
+      // Default-initialized: `ThreadHeap()` would zero `recent` first.
+      h = new (MetaAlloc(sizeof(ThreadHeap))) ThreadHeap;
       for (int c = 0; c < kNumClasses; ++c) {
         h->cache[c].slot_size = g_classes[c].size;
-        h->cache[c].recent.depth = c == 0 ? 0 : RecentDepth(g_classes[c].size);
+        h->cache[c].recent_depth = c == 0 ? 0 : RecentDepth(g_classes[c].size);
       }
       h->next_all = g_all_heaps.load(std::memory_order_relaxed);
       g_all_heaps.store(h, std::memory_order_release);
@@ -280,8 +281,8 @@ void DetachHeap(ThreadHeap* h) {
   FlushRemoteBatches(h);
   for (int c = 1; c < kNumClasses; ++c) {
     ClassCache& cc = h->cache[c];
-    for (; cc.recent.count != 0; --cc.recent.count) {
-      --g_page_map.Get(cc.recent.slot[cc.recent.count - 1].addr)->used;
+    for (; cc.recent_count != 0; --cc.recent_count) {
+      --g_page_map.Get(h->recent[c].slot[cc.recent_count - 1].addr)->used;
     }
     if (Span* s = cc.span) {
       s->used -= CountBits(cc.free_bits);

@@ -26,10 +26,12 @@ struct alignas(64) ClassCache {
   uint32_t word = 0;
   std::atomic<uint64_t> mallocs{0};
   std::atomic<uint64_t> frees{0};  // frees this thread made of this class, local or remote
-  // Its count shares the line of the fields above, which both fast paths read.
-  RecentFrees recent;
+  // The height and capacity (RecentDepth) of this class's stack of recent
+  // frees, whose slots are in ThreadHeap::recent.
+  uint32_t recent_count = 0;
+  uint32_t recent_depth = 0;
 };
-static_assert(sizeof(ClassCache) == 1024, "the fast paths index ClassCache with a shift (kRecentDepth)");
+static_assert(sizeof(ClassCache) == 64, "both fast paths read one line of a class's cache");
 
 struct ThreadHeap {
   ClassCache cache[kNumClasses];
@@ -51,6 +53,12 @@ struct ThreadHeap {
   std::atomic<uint64_t> large_bytes_freed{0};
   ThreadHeap* next_all = nullptr;   // registry of every heap ever made
   ThreadHeap* next_free = nullptr;  // pool of heaps without a thread
+  // Each class's stack of recent frees (recent_frees.h): 41 KiB, apart from
+  // the caches and without an initializer, so that a heap is made with
+  // default-initialization and a row's pages become resident only when its
+  // class frees. A thread that uses a few classes keeps a few pages; in the
+  // ClassCaches, each row would put a page under every four classes.
+  RecentRow recent[kNumClasses];
 };
 
 // This thread's heap, or null before its first allocation and after exit.
