@@ -68,7 +68,6 @@ class PageHeap {
   // pays no huge-page RSS, and advises the rest. Applies to arenas mapped
   // afterwards; without a call the first Grow reads LIBDUMP_HUGEPAGES.
   void SetHugePages(HugePages mode);
-  HugePages huge_page_mode() const { return huge_mode_; }
   // Whether addr lies where its arena was advised MADV_HUGEPAGE.
   bool InHugeRegion(uintptr_t addr) const;
 
@@ -117,7 +116,12 @@ class PageHeap {
   SpanExtra* free_extras_ = nullptr;
   uint32_t next_arena_id_ = 0;
   ArenaPages arena_pages_[kMaxArenas + 1] = {};
-  HugePages huge_mode_ = HugePages::kAuto;
+  // Meaningful once huge_mode_set_ (SetHugePages, or the environment at the
+  // first Grow). Zero-initialized, unlike kAuto: any non-zero field puts all
+  // 526 KB of g_page_heap in .data, whose file-backed pages the kernel maps
+  // 16 at a time on first touch (92 KB resident in a process that allocates
+  // nothing), where .bss costs one zero page per page touched.
+  HugePages huge_mode_{};
   bool huge_mode_set_ = false;
   uint64_t (*clock_)() = nullptr;
   uint64_t epoch_end_ = 0;
