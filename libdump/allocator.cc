@@ -272,22 +272,12 @@ void* AllocateSlow(size_t size) {
   if (size > kMaxSmallSize) return AllocateLarge(h, size, 1);
   const int c = SizeToClass(size);
   ClassCache& cc = h->cache[c];
-  void* p;
-  if (cc.recent_count != 0) {
-    const RecentFree& r = h->recent[c].slot[--cc.recent_count];
-    r.live_word->store(r.live_word->load(std::memory_order_relaxed) | r.bit, std::memory_order_relaxed);
-    p = reinterpret_cast<void*>(r.addr);
-  } else {
-    if (cc.free_bits == 0 && !Refill(h, c)) {
-      OutOfMemory(size);
-      return nullptr;
-    }
-    const unsigned b = static_cast<unsigned>(__builtin_ctzll(cc.free_bits));
-    cc.free_bits &= cc.free_bits - 1;
-    cc.live_word->store(cc.live_word->load(std::memory_order_relaxed) | (uint64_t{1} << b),
-                        std::memory_order_relaxed);
-    p = reinterpret_cast<void*>(cc.word_base + uintptr_t{b} * cc.slot_size);
+  // Refill only with the stack empty: it must not reserve a stacked slot again.
+  if (cc.recent_count == 0 && cc.free_bits == 0 && !Refill(h, c)) {
+    OutOfMemory(size);
+    return nullptr;
   }
+  void* p = cc.recent_count != 0 ? PopRecent(h, cc, c) : TakeCachedSlot(cc);
   cc.mallocs.store(cc.mallocs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   h->sample_left -= cc.slot_size;
   if (h->sample_left < 0) {

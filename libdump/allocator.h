@@ -16,6 +16,29 @@ namespace libdump::internal {
 void* AllocateSlow(size_t size);
 void FreeSlow(void* p, Span* s);
 
+// Both take a slot this thread has reserved and set its live bit. Only this
+// thread writes its spans' live words: a plain read-modify-write. Once the bit
+// is set the walk reports the object.
+//
+// The top of class c's stack of recent frees (recent_count != 0): the slot
+// this thread freed last, whose live word is likely still in cache.
+__attribute__((always_inline)) inline void* PopRecent(ThreadHeap* h, ClassCache& cc, int c) {
+  const uint32_t n = cc.recent_count - 1;
+  const RecentFree& r = h->recent[c].slot[n];
+  cc.recent_count = n;
+  r.live_word->store(r.live_word->load(std::memory_order_relaxed) | r.bit, std::memory_order_relaxed);
+  return reinterpret_cast<void*>(r.addr);
+}
+// The lowest slot of the cached bitmap word (free_bits != 0).
+__attribute__((always_inline)) inline void* TakeCachedSlot(ClassCache& cc) {
+  const uint64_t bits = cc.free_bits;
+  const unsigned b = static_cast<unsigned>(__builtin_ctzll(bits));
+  cc.free_bits = bits & (bits - 1);
+  cc.live_word->store(cc.live_word->load(std::memory_order_relaxed) | (uint64_t{1} << b),
+                      std::memory_order_relaxed);
+  return reinterpret_cast<void*>(cc.word_base + uintptr_t{b} * cc.slot_size);
+}
+
 // always_inline: GCC would otherwise keep one out-of-line copy, called
 // through the PLT from every entry point of libdump.so.
 __attribute__((always_inline)) inline void* AllocateFast(size_t size) {
@@ -24,32 +47,14 @@ __attribute__((always_inline)) inline void* AllocateFast(size_t size) {
     const int c = SizeToClass(size);
     ClassCache& cc = h->cache[c];
     // The sampling countdown comes first: when it would go negative the
-    // slow path takes the sample.
+    // slow path takes the sample. Recent frees before the bitmap word: churn
+    // then never reaches the sparse words.
     const int64_t left = h->sample_left - cc.slot_size;
-    if (LIBDUMP_LIKELY(left >= 0)) {
-      const uint32_t n = cc.recent_count;
-      // The slot this thread freed last: its live word is likely still in
-      // cache, and churn never reaches the sparse bitmap words.
-      if (LIBDUMP_LIKELY(n != 0)) {
-        h->sample_left = left;
-        const RecentFree& r = h->recent[c].slot[n - 1];
-        cc.recent_count = n - 1;
-        r.live_word->store(r.live_word->load(std::memory_order_relaxed) | r.bit, std::memory_order_relaxed);
-        cc.mallocs.store(cc.mallocs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-        return reinterpret_cast<void*>(r.addr);
-      }
-      const uint64_t bits = cc.free_bits;
-      if (LIBDUMP_LIKELY(bits != 0)) {
-        h->sample_left = left;
-        const unsigned b = static_cast<unsigned>(__builtin_ctzll(bits));
-        cc.free_bits = bits & (bits - 1);
-        // Only this thread writes the live word: a plain read-modify-write.
-        // Once the bit is set the walk reports the object.
-        cc.live_word->store(cc.live_word->load(std::memory_order_relaxed) | (uint64_t{1} << b),
-                            std::memory_order_relaxed);
-        cc.mallocs.store(cc.mallocs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-        return reinterpret_cast<void*>(cc.word_base + uintptr_t{b} * cc.slot_size);
-      }
+    if (LIBDUMP_LIKELY(left >= 0 && (cc.recent_count != 0 || cc.free_bits != 0))) {
+      h->sample_left = left;
+      void* p = cc.recent_count != 0 ? PopRecent(h, cc, c) : TakeCachedSlot(cc);
+      cc.mallocs.store(cc.mallocs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+      return p;
     }
   }
   return AllocateSlow(size);

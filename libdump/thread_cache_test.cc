@@ -183,6 +183,40 @@ TEST(ThreadCache, ThreadExitGivesItsSpansBack) {
   EXPECT_LE(GetHeapStats().spans, mid.spans);
 }
 
+// A local free goes on its class's stack of recent frees (recent_frees.h):
+// the walk stops reporting the slot at once, and the class hands the slots
+// out again last-freed first, before any slot of the cached bitmap word.
+TEST(ThreadCache, FreedSlotsComeBackLastFreedFirstAndAreNotWalkedMeanwhile) {
+  void* p[3];
+  for (auto& q : p) q = Allocate(80);
+  Free(p[0]);
+  Free(p[2]);
+  size_t seen = 0;
+  WalkHeap([&](const ObjectInfo& o) { seen += o.addr == reinterpret_cast<uintptr_t>(p[0]) || o.addr == reinterpret_cast<uintptr_t>(p[2]); });
+  EXPECT_EQ(seen, 0u);
+  EXPECT_EQ(Allocate(80), p[2]);
+  EXPECT_EQ(Allocate(80), p[0]);
+  WalkHeap([&](const ObjectInfo& o) { seen += o.addr == reinterpret_cast<uintptr_t>(p[0]) || o.addr == reinterpret_cast<uintptr_t>(p[2]); });
+  EXPECT_EQ(seen, 2u);
+  for (auto& q : p) Free(q);
+}
+
+// Stacked slots stay reserved in their span's `used`; a thread's exit must
+// give them back, or a span whose objects were all freed stays in use.
+TEST(ThreadCache, ThreadExitGivesBackTheSlotsOnItsStacks) {
+  auto run = [](size_t size) {
+    std::thread([size] {
+      void* p[16];
+      for (auto& q : p) q = Allocate(size);
+      for (auto& q : p) Free(q);  // all 16 fit on the class's stack
+    }).join();
+  };
+  run(2048);  // warm-up: thread start-up's own allocations, the heap pool
+  const HeapStats before = GetHeapStats();
+  run(1024);
+  EXPECT_EQ(GetHeapStats().spans, before.spans);
+}
+
 using ThreadCacheDeathTest = ::testing::Test;
 
 TEST(ThreadCacheDeathTest, DoubleFreeEndsTheProcessNamingTheAddress) {

@@ -6,7 +6,7 @@ set -euo pipefail
 
 packages=(
   # build
-  cmake g++ make pkg-config
+  cmake g++ make pkg-config binutils
   libboost-program-options-dev libboost-iostreams-dev libboost-dev
   libunwind-dev libdw-dev libzstd-dev zlib1g-dev zstd gzip
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -10,4 +10,9 @@ if(TARGET libdump_runtime)
               $<TARGET_FILE:alloc_mt_program>)
     set_tests_properties(alloc_preload_${case} PROPERTIES LABELS "integration;no_asan" TIMEOUT 600)
   endforeach()
+  # The page heap is zero-initialized, so it lies in .bss: one non-zero
+  # default put its 526 KB in .data, where the kernel maps file pages 16 at a
+  # time on first touch (92 KB resident in a process that allocates nothing).
+  add_test(NAME alloc_page_heap_in_bss COMMAND sh -c
+    "nm $<TARGET_FILE:libdump_runtime> | grep -q ' [bB] _ZN7libdump8internal11g_page_heapE$'")
 endif()
