@@ -11,8 +11,11 @@ extern "C" void* __libc_stack_end;  // glibc: the initial thread's stack top
 namespace libdump::samplers {
 namespace {
 
-std::atomic<uint64_t> g_fp_captures{0};
-std::atomic<uint64_t> g_unwound_captures{0};
+// Per thread: a counter every sampling thread increments would cost each
+// sample a locked add on a line the other threads keep taking away.
+// initial-exec: the general model may call __tls_get_addr, which can
+// allocate, from inside the allocator.
+thread_local AllocStackStats t_stats __attribute__((tls_model("initial-exec"))) = {};
 
 // The upper end of the calling thread's stack, 0 if unknown. glibc puts a
 // thread's descriptor (the thread pointer) at the top of the mapping its
@@ -102,7 +105,7 @@ __attribute__((noinline)) size_t CaptureAllocationStack(uintptr_t* out, size_t m
   if (hi != 0) {
     n = Walk(fp, fp, hi, out, max, &end);
     if (end != WalkEnd::kBroken) {
-      g_fp_captures.fetch_add(1, std::memory_order_relaxed);
+      ++t_stats.frame_pointer;
       return n;
     }
     if (n > 0) {
@@ -110,7 +113,7 @@ __attribute__((noinline)) size_t CaptureAllocationStack(uintptr_t* out, size_t m
       if (slot != kEnds) {
         const uint8_t v = g_end[slot].verdict.load(std::memory_order_acquire);
         if (v == kTrusted) {
-          g_fp_captures.fetch_add(1, std::memory_order_relaxed);
+          ++t_stats.frame_pointer;
           return n;
         }
       }
@@ -130,11 +133,11 @@ __attribute__((noinline)) size_t CaptureAllocationStack(uintptr_t* out, size_t m
     if (verdict == kTrusted) {
       // The frame-pointer stack, so later samples of this stack (which will
       // take the fast path) land in the same bucket.
-      g_fp_captures.fetch_add(1, std::memory_order_relaxed);
+      ++t_stats.frame_pointer;
       return n;
     }
   }
-  g_unwound_captures.fetch_add(1, std::memory_order_relaxed);
+  ++t_stats.unwound;
   if (un == 0) return CaptureCurrentStack(out, max, 0);
   const size_t w = un < max ? un : max;
   for (size_t i = 0; i < w; ++i) out[i] = u[i + 1];
@@ -146,8 +149,6 @@ void WarmStackCapture() {
   unw_backtrace(pcs, static_cast<int>(kMaxFrames));
 }
 
-AllocStackStats GetAllocStackStats() {
-  return {g_fp_captures.load(std::memory_order_relaxed), g_unwound_captures.load(std::memory_order_relaxed)};
-}
+AllocStackStats GetAllocStackStats() { return t_stats; }
 
 }  // namespace libdump::samplers

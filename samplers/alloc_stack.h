@@ -31,6 +31,7 @@ struct AllocStackStats {
   uint64_t frame_pointer;  // captures that used the frame-pointer walk
   uint64_t unwound;        // captures that used libunwind
 };
+// The calling thread's captures so far.
 AllocStackStats GetAllocStackStats();
 
 }  // namespace libdump::samplers

@@ -55,7 +55,7 @@ HeapEstimate Unbias(const HeapBucketSnapshot& b) {
 HeapProfileTable::HeapProfileTable() {
   heads_ = static_cast<Bucket**>(MapOrDie(kBucketHeads * sizeof(Bucket*)));
   live_.store(NewLiveArray(1 << 12), std::memory_order_relaxed);
-  live_mask_ = (1 << 12) - 1;
+  live_mask_.store((1 << 12) - 1, std::memory_order_relaxed);
 }
 
 HeapProfileTable::~HeapProfileTable() {
@@ -87,7 +87,8 @@ void HeapProfileTable::Lock() {
 }
 
 void* HeapProfileTable::Alloc(size_t n) {
-  n = (n + 15) & ~size_t{15};
+  // Whole lines: a bucket read at a sample then spans two lines, never three.
+  n = (n + 63) & ~size_t{63};
   if (n > arena_left_) {
     const size_t chunk = n > (1 << 20) ? n : (1 << 20);
     arena_ = static_cast<char*>(MapOrDie(chunk));
@@ -128,7 +129,7 @@ HeapProfileTable::Bucket* HeapProfileTable::FindOrAddBucket(uint64_t size, int64
 // Writers hold lock_; only they store, so their own loads may be relaxed.
 HeapProfileTable::LiveSlot* HeapProfileTable::LiveFind(uintptr_t p) {
   LiveArray* a = live_.load(std::memory_order_relaxed);
-  const size_t mask = live_mask_;
+  const size_t mask = live_mask_.load(std::memory_order_relaxed);
   for (size_t i = PtrHash(p) & mask;; i = (i + 1) & mask) {
     const uintptr_t q = a->slots[i].ptr.load(std::memory_order_relaxed);
     if (q == p) return &a->slots[i];
@@ -137,9 +138,9 @@ HeapProfileTable::LiveSlot* HeapProfileTable::LiveFind(uintptr_t p) {
 }
 
 void HeapProfileTable::LiveInsert(uintptr_t p, Bucket* b) {
-  if ((live_used_ + 1) * 2 > live_mask_ + 1) LiveGrow();
+  if ((live_used_ + 1) * 2 > live_mask_.load(std::memory_order_relaxed) + 1) LiveGrow();
   LiveArray* a = live_.load(std::memory_order_relaxed);
-  const size_t mask = live_mask_;
+  const size_t mask = live_mask_.load(std::memory_order_relaxed);
   for (size_t i = PtrHash(p) & mask;; i = (i + 1) & mask) {
     LiveSlot& s = a->slots[i];
     const uintptr_t q = s.ptr.load(std::memory_order_relaxed);
@@ -187,7 +188,7 @@ void HeapProfileTable::LiveGrow() {
     ++used;
   }
   live_used_ = used;
-  live_mask_ = mask;
+  live_mask_.store(mask, std::memory_order_relaxed);
   // seq_cst store, then seq_cst load of readers_ (ForEachLive does the
   // mirror image): either no reader can still be in an old array, or the
   // arrays wait on the retired list for a later grow.
@@ -205,6 +206,14 @@ void HeapProfileTable::LiveGrow() {
       retired_ = next;
     }
   }
+}
+
+void HeapProfileTable::PrefetchLive(const void* p) const {
+  const uintptr_t slots = reinterpret_cast<uintptr_t>(live_.load(std::memory_order_relaxed)->slots);
+  const size_t i = PtrHash(reinterpret_cast<uintptr_t>(p)) & live_mask_.load(std::memory_order_relaxed);
+  // An address, not &slots[i]: with a stale mask i may be past the array, and
+  // a prefetch never faults.
+  __builtin_prefetch(reinterpret_cast<const void*>(slots + i * sizeof(LiveSlot)), 1);
 }
 
 void HeapProfileTable::RecordAlloc(const void* p, uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth) {

@@ -51,6 +51,12 @@ class alignas(64) HeapProfileTable {
   HeapProfileTable(const HeapProfileTable&) = delete;
   HeapProfileTable& operator=(const HeapProfileTable&) = delete;
 
+  // Starts loading the live-table line p hashes to. Between two samples a
+  // busy program evicts the table, and each sample reaches one line of it at
+  // random: issued first, that miss overlaps the stack walk and the bucket
+  // lookup instead of following them. Lock-free; a grow racing it only makes
+  // the prefetch useless.
+  void PrefetchLive(const void* p) const;
   void RecordAlloc(const void* p, uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth);
   // Ignored for pointers that were not recorded.
   void RecordFree(const void* p);
@@ -94,7 +100,8 @@ class alignas(64) HeapProfileTable {
   static constexpr size_t kBucketHeads = 1 << 14;
   Bucket** heads_;
   std::atomic<LiveArray*> live_{nullptr};
-  size_t live_mask_ = 0;   // live_'s cap - 1, for writers
+  // live_'s cap - 1; atomic only for PrefetchLive, which reads it unlocked.
+  std::atomic<size_t> live_mask_{0};
   size_t live_used_ = 0;   // including tombstones
   size_t live_count_ = 0;
   Bucket* all_ = nullptr;

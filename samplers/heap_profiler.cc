@@ -74,6 +74,7 @@ void BuildHeapProfile(pprof::ProfileBuilder& b, const std::vector<HeapBucketSnap
 
 void AllocatorSampleHook(void* p, size_t size, bool allocated) {
   HeapProfileTable* t = g_hook.table.load(std::memory_order_acquire);
+  t->PrefetchLive(p);
   if (!allocated) {
     t->RecordFree(p);
     return;

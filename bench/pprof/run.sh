@@ -4,7 +4,8 @@
 #         (its default lg_prof_sample=19, 512 KiB); tcmalloc vs tcmalloc with
 #         gperftools' HEAPPROFILE; on two size mixes (alloc_workload.cc);
 #         then the profiler's cost per heap sample (frame-pointer walk vs
-#         libunwind).
+#         libunwind, warm) and of a whole sampled malloc + free with the
+#         caches as a busy program leaves them (cold_sample.cc).
 #   cpu:  2 threads, no profiler vs libdump at 100 Hz vs gperftools'
 #         libprofiler (CPUPROFILE, CPUPROFILE_FREQUENCY=100).
 # Every configuration runs once per round, REPS rounds, and the median of its
@@ -64,6 +65,7 @@ CONFIGS
   echo "gperftools HEAPPROFILE overhead:     $(pct $R_tcmalloc $R_tcmalloc_heapprofile)"
 done
 $B/bench/pprof/bench_pprof_sample_cost
+$B/bench/pprof/bench_pprof_cold_sample
 
 echo "== cpu: CPU seconds for fixed 2-thread work, median of $REPS rounds"
 rounds <<CONFIGS

@@ -81,28 +81,27 @@ void ForEachSampledAllocation(void (*visit)(void* ctx, uintptr_t addr, size_t si
 // [sqrt(1/2), sqrt(2)), ln m = 2 atanh(s), s = (m-1)/(m+1), |s| < 0.172, by
 // its odd series to s^21. Arithmetic only: a heap sample comes hundreds of
 // allocations after the last, when libm's log tables have left the cache,
-// and three cache misses cost more than this whole function.
+// and three cache misses cost more than this whole function. The series is
+// summed in Estrin's order (pairs, then powers s^4, s^8, s^16) rather than
+// Horner's: five dependent multiply-adds after the division instead of ten,
+// which halves the latency a sample waits on. The range reduction selects
+// instead of branching: m > sqrt(2) is a coin toss for a predictor.
 inline double NegativeLog(double u) {
-  uint64_t bits = std::bit_cast<uint64_t>(u);
-  int e = static_cast<int>(bits >> 52) - 1023;
-  double m = std::bit_cast<double>((bits & ((uint64_t{1} << 52) - 1)) | (uint64_t{1023} << 52));
-  if (m > 1.4142135623730951) {
-    m *= 0.5;
-    ++e;
-  }
+  const uint64_t bits = std::bit_cast<uint64_t>(u);
+  const double m1 = std::bit_cast<double>((bits & ((uint64_t{1} << 52) - 1)) | (uint64_t{1023} << 52));
+  const bool high = m1 > 1.4142135623730951;
+  const int e = static_cast<int>(bits >> 52) - 1023 + high;
+  // 0.5 or 1.0 built from the exponent bits: GCC turns a ?: into a branch.
+  const double m = m1 * std::bit_cast<double>(static_cast<uint64_t>(1023 - high) << 52);
   const double s = (m - 1) / (m + 1);
   const double s2 = s * s;
-  double series = 1.0 / 21;
-  series = 1.0 / 19 + s2 * series;
-  series = 1.0 / 17 + s2 * series;
-  series = 1.0 / 15 + s2 * series;
-  series = 1.0 / 13 + s2 * series;
-  series = 1.0 / 11 + s2 * series;
-  series = 1.0 / 9 + s2 * series;
-  series = 1.0 / 7 + s2 * series;
-  series = 1.0 / 5 + s2 * series;
-  series = 1.0 / 3 + s2 * series;
-  series = 1 + s2 * series;
+  const double s4 = s2 * s2;
+  const double s8 = s4 * s4;
+  const double s16 = s8 * s8;
+  const double p01 = (1 + s2 * (1.0 / 3)) + s4 * (1.0 / 5 + s2 * (1.0 / 7));
+  const double p23 = (1.0 / 9 + s2 * (1.0 / 11)) + s4 * (1.0 / 13 + s2 * (1.0 / 15));
+  const double p45 = (1.0 / 17 + s2 * (1.0 / 19)) + s4 * (1.0 / 21);
+  const double series = (p01 + s8 * p23) + s16 * p45;
   // ln 2 split so that e * hi is exact (hi has 32 trailing zero bits).
   constexpr double kLn2Hi = 6.93147180369123816490e-01, kLn2Lo = 1.90821492927058770002e-10;
   const double de = static_cast<double>(e);
