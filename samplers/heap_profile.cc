@@ -52,8 +52,8 @@ HeapEstimate Unbias(const HeapBucketSnapshot& b) {
   return {allocs, allocs * size, inuse, inuse * size};
 }
 
-HeapProfileTable::HeapProfileTable() {
-  heads_ = static_cast<Bucket**>(MapOrDie(kBucketHeads * sizeof(Bucket*)));
+HeapProfileTable::HeapProfileTable(HotRegion* hot) : hot_(hot) {
+  heads_ = static_cast<Bucket**>(Map(kBucketHeads * sizeof(Bucket*)));
   live_.store(NewLiveArray(1 << 12), std::memory_order_relaxed);
   live_mask_.store((1 << 12) - 1, std::memory_order_relaxed);
 }
@@ -61,7 +61,7 @@ HeapProfileTable::HeapProfileTable() {
 HeapProfileTable::~HeapProfileTable() {
   // Bucket memory is never returned while the table lives; a table dies only
   // in tests, and leaking its arena chunks there is cheaper than tracking them.
-  munmap(heads_, kBucketHeads * sizeof(Bucket*));
+  Unmap(heads_, kBucketHeads * sizeof(Bucket*));
   FreeLiveArray(live_.load(std::memory_order_relaxed));
   if (spare_ != nullptr) FreeLiveArray(spare_);
   while (retired_ != nullptr) {
@@ -71,14 +71,28 @@ HeapProfileTable::~HeapProfileTable() {
   }
 }
 
+// Both sources are fresh mappings: zero-filled.
+void* HeapProfileTable::Map(size_t n) {
+  if (hot_ != nullptr) {
+    if (void* p = hot_->Take(n)) return p;
+  }
+  return MapOrDie(n);
+}
+
+// Memory of the hot region stays where it is: unmapping part of it would
+// split its huge page.
+void HeapProfileTable::Unmap(void* p, size_t n) {
+  if (hot_ == nullptr || !hot_->Contains(p)) munmap(p, n);
+}
+
 HeapProfileTable::LiveArray* HeapProfileTable::NewLiveArray(size_t cap) {
-  // mmap's zero pages are empty slots (atomics of 0).
-  LiveArray* a = static_cast<LiveArray*>(MapOrDie(sizeof(LiveArray) + cap * sizeof(LiveSlot)));
+  // Zero pages are empty slots (atomics of 0).
+  LiveArray* a = static_cast<LiveArray*>(Map(sizeof(LiveArray) + cap * sizeof(LiveSlot)));
   a->cap = cap;
   return a;
 }
 
-void HeapProfileTable::FreeLiveArray(LiveArray* a) { munmap(a, sizeof(LiveArray) + a->cap * sizeof(LiveSlot)); }
+void HeapProfileTable::FreeLiveArray(LiveArray* a) { Unmap(a, sizeof(LiveArray) + a->cap * sizeof(LiveSlot)); }
 
 void HeapProfileTable::Lock() {
   while (lock_.exchange(true, std::memory_order_acquire)) {
@@ -91,7 +105,7 @@ void* HeapProfileTable::Alloc(size_t n) {
   n = (n + 63) & ~size_t{63};
   if (n > arena_left_) {
     const size_t chunk = n > (1 << 20) ? n : (1 << 20);
-    arena_ = static_cast<char*>(MapOrDie(chunk));
+    arena_ = static_cast<char*>(Map(chunk));
     arena_left_ = chunk;
   }
   void* p = arena_;
@@ -313,7 +327,11 @@ std::atomic<HeapProfileTable*> g_table{nullptr};
 HeapProfileTable& GlobalHeapTable() {
   // Never destroyed: frees may arrive from other threads during exit.
   static HeapProfileTable* t = [] {
-    HeapProfileTable* made = new (MapOrDie(sizeof(HeapProfileTable))) HeapProfileTable;
+    // The region too is never destroyed, so it is made in static storage.
+    alignas(HotRegion) static unsigned char region_storage[sizeof(HotRegion)];
+    HotRegion* hot = new (region_storage) HotRegion;
+    void* mem = hot->Take(sizeof(HeapProfileTable));
+    HeapProfileTable* made = new (mem != nullptr ? mem : MapOrDie(sizeof(HeapProfileTable))) HeapProfileTable(hot);
     g_table.store(made, std::memory_order_release);
     return made;
   }();

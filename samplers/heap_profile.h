@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "hot_region.h"
 #include "stack_walk.h"
 
 namespace libdump::samplers {
@@ -46,7 +47,10 @@ HeapEstimate Unbias(const HeapBucketSnapshot& b);
 
 class alignas(64) HeapProfileTable {
  public:
-  HeapProfileTable();
+  // hot: where the table puts what every sample reads (its bucket heads,
+  // live array and first buckets), while it has room; null for plain
+  // mappings. It must outlive the table.
+  explicit HeapProfileTable(HotRegion* hot = nullptr);
   ~HeapProfileTable();
   HeapProfileTable(const HeapProfileTable&) = delete;
   HeapProfileTable& operator=(const HeapProfileTable&) = delete;
@@ -83,8 +87,10 @@ class alignas(64) HeapProfileTable {
     LiveArray* retired;  // next on the list of replaced arrays
     LiveSlot slots[];
   };
-  static LiveArray* NewLiveArray(size_t cap);
-  static void FreeLiveArray(LiveArray* a);
+  void* Map(size_t n);
+  void Unmap(void* p, size_t n);
+  LiveArray* NewLiveArray(size_t cap);
+  void FreeLiveArray(LiveArray* a);
   void* Alloc(size_t n);
   Bucket* FindOrAddBucket(uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth);
   void LiveInsert(uintptr_t p, Bucket* b);
@@ -111,6 +117,7 @@ class alignas(64) HeapProfileTable {
   LiveArray* retired_ = nullptr;  // replaced arrays a reader may still be in
   LiveArray* spare_ = nullptr;    // a replaced array no reader is in, for reuse
   std::atomic<int> readers_{0};   // ForEachLive calls in progress
+  HotRegion* hot_;
 };
 
 // The process-wide table the allocator hook fills.
