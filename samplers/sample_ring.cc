@@ -21,7 +21,7 @@ SampleRing::SampleRing(size_t capacity) {
 
 SampleRing::~SampleRing() { munmap(cells_, bytes_); }
 
-bool SampleRing::Push(uint32_t tid, uint64_t weight, const uintptr_t* pcs, size_t depth) {
+bool SampleRing::Push(uint64_t weight, const uintptr_t* pcs, size_t depth) {
   size_t pos = head_.load(std::memory_order_relaxed);
   Cell* c;
   for (;;) {
@@ -39,7 +39,6 @@ bool SampleRing::Push(uint32_t tid, uint64_t weight, const uintptr_t* pcs, size_
   }
   if (depth > kMaxFrames) depth = kMaxFrames;
   c->sample.weight = weight;
-  c->sample.tid = tid;
   c->sample.depth = static_cast<uint32_t>(depth);
   for (size_t i = 0; i < depth; ++i) c->sample.pcs[i] = pcs[i];
   c->seq.store(pos + 1, std::memory_order_release);

@@ -18,7 +18,6 @@ namespace libdump::samplers {
 
 struct StackSample {
   uint64_t weight;  // how many periods this sample stands for (1 + timer overruns)
-  uint32_t tid;
   uint32_t depth;
   uintptr_t pcs[kMaxFrames];
 };
@@ -31,7 +30,7 @@ class SampleRing {
   SampleRing& operator=(const SampleRing&) = delete;
 
   // Async-signal-safe. False (and counted as dropped) when the ring is full.
-  bool Push(uint32_t tid, uint64_t weight, const uintptr_t* pcs, size_t depth);
+  bool Push(uint64_t weight, const uintptr_t* pcs, size_t depth);
 
   // Consumer side, one thread at a time. Calls f(const StackSample&) for each
   // published sample in order; returns how many.

@@ -13,18 +13,17 @@ TEST(SampleRing, FifoAndFullRingDrops) {
   SampleRing r(4);
   uintptr_t pcs[kMaxFrames + 5] = {};
   for (uintptr_t i = 0; i < kMaxFrames + 5; ++i) pcs[i] = i + 1;
-  for (uint32_t i = 0; i < 4; ++i) EXPECT_TRUE(r.Push(i, i + 1, pcs, i));
-  EXPECT_FALSE(r.Push(9, 3, pcs, 1));
+  for (uint32_t i = 0; i < 4; ++i) EXPECT_TRUE(r.Push(i + 1, pcs, i));
+  EXPECT_FALSE(r.Push(3, pcs, 1));
   EXPECT_EQ(r.dropped(), 3u);  // counted in weight: periods lost, not signals
   uint32_t next = 0;
   EXPECT_EQ(r.Drain([&](const StackSample& s) {
-              EXPECT_EQ(s.tid, next);
               EXPECT_EQ(s.weight, next + 1u);
               EXPECT_EQ(s.depth, next);
               ++next;
             }),
             4u);
-  EXPECT_TRUE(r.Push(1, 1, pcs, kMaxFrames + 5));  // room again; depth clamped
+  EXPECT_TRUE(r.Push(1, pcs, kMaxFrames + 5));  // room again; depth clamped
   r.Drain([&](const StackSample& s) {
     EXPECT_EQ(s.depth, kMaxFrames);
     EXPECT_EQ(s.pcs[kMaxFrames - 1], kMaxFrames);
@@ -45,7 +44,7 @@ TEST(SampleRing, ConcurrentProducersLoseNothingUnaccounted) {
         pcs[0] = static_cast<uintptr_t>(p);
         pcs[1] = static_cast<uintptr_t>(i);
         pcs[2] = pcs[0] ^ pcs[1];
-        r.Push(static_cast<uint32_t>(p), 1, pcs, 3);
+        r.Push(1, pcs, 3);
       }
       done.fetch_add(1);
     });
