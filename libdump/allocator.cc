@@ -30,7 +30,7 @@ SpinLock g_init_lock;
 pthread_key_t g_exit_key;
 std::atomic<bool> g_atfork_registered{false};
 std::atomic<int64_t> g_sample_interval{0};
-std::atomic<SampleHook> g_sample_hook{nullptr};
+std::atomic<const SampleHooks*> g_sample_hooks{nullptr};
 std::atomic<uint64_t> g_heapless_frees{0};
 std::atomic<uint64_t> g_heapless_free_bytes{0};
 std::atomic<void (*)(size_t)> g_oom_hook{nullptr};
@@ -114,8 +114,12 @@ void SeedSampling(ThreadHeap* h) {
                       reinterpret_cast<uintptr_t>(h)) | 1;
 }
 
+// Only the owner of p's span (the allocating thread) sets a token, and only
+// into an empty place: a thread freeing the span's kept object only empties
+// it, so reading 0 here leaves the place to this thread.
 void MarkSampled(void* p, size_t size) {
   Span* s = g_page_map.Get(reinterpret_cast<uintptr_t>(p));
+  uint32_t slot = 1;
   if (s->state == SpanState::kLarge) {
     s->large_sampled.store(true, std::memory_order_relaxed);
   } else {
@@ -123,8 +127,16 @@ void MarkSampled(void* p, size_t size) {
     const uint64_t m = uint64_t{1} << (i & 63);
     s->sampled[i >> 6].fetch_or(m, std::memory_order_relaxed);
     s->bits[i >> 6].annotated.fetch_or(m, std::memory_order_release);
+    slot = i + 1;
   }
-  if (SampleHook hook = g_sample_hook.load(std::memory_order_acquire)) hook(p, size, true);
+  const SampleHooks* hooks = g_sample_hooks.load(std::memory_order_acquire);
+  if (hooks == nullptr) return;
+  const bool keep = s->sample_slot.load(std::memory_order_acquire) == 0;
+  const uintptr_t token = hooks->allocated(p, size, keep);
+  if (keep) {
+    s->sample_token.store(token, std::memory_order_relaxed);
+    s->sample_slot.store(slot, std::memory_order_release);
+  }
 }
 
 void* AllocateLarge(ThreadHeap* h, size_t size, size_t align) {
@@ -145,6 +157,7 @@ void* AllocateLarge(ThreadHeap* h, size_t size, size_t align) {
       s->large_type_id.store(0, std::memory_order_relaxed);
       s->large_count.store(0, std::memory_order_relaxed);
       s->large_sampled.store(false, std::memory_order_relaxed);
+      s->sample_slot.store(0, std::memory_order_relaxed);
       s->state = SpanState::kLarge;
     }
   }
@@ -166,7 +179,7 @@ void* AllocateLarge(ThreadHeap* h, size_t size, size_t align) {
 
 void FreeLarge(ThreadHeap* h, Span* s, void* p) {
   const uint64_t bytes = uint64_t{s->npages} << kPageShift;
-  if (s->large_sampled.load(std::memory_order_relaxed)) NotifySampledFree(p, bytes);
+  if (s->large_sampled.load(std::memory_order_relaxed)) NotifySampledFree(s, 1, p, bytes);
   {
     AllocatorSection section;
     LockGuard g(g_page_heap.mutex());
@@ -238,8 +251,13 @@ int64_t FirstSampleCountdown(ThreadHeap* h) {
   return NextSampleCountdown(h);
 }
 
-void NotifySampledFree(void* p, size_t size) {
-  if (SampleHook hook = g_sample_hook.load(std::memory_order_acquire)) hook(p, size, false);
+void NotifySampledFree(Span* s, uint32_t slot, void* p, size_t size) {
+  uintptr_t token = 0;
+  if (s->sample_slot.load(std::memory_order_acquire) == slot) {
+    token = s->sample_token.load(std::memory_order_relaxed);
+    s->sample_slot.store(0, std::memory_order_release);
+  }
+  if (const SampleHooks* hooks = g_sample_hooks.load(std::memory_order_acquire)) hooks->freed(p, size, token);
 }
 
 void CountHeaplessFree(size_t bytes) {
@@ -368,7 +386,7 @@ void* ReallocateImpl(void* ptr, size_t size) {
 }
 
 void SetSectionExitHook(void (*hook)()) { g_section_exit_hook.store(hook, std::memory_order_release); }
-void SetSampleHook(SampleHook hook) { g_sample_hook.store(hook, std::memory_order_release); }
+void SetSampleHooks(const SampleHooks* hooks) { g_sample_hooks.store(hooks, std::memory_order_release); }
 void SetOutOfMemoryHook(void (*hook)(size_t)) { g_oom_hook.store(hook, std::memory_order_release); }
 
 }  // namespace libdump::internal

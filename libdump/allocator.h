@@ -117,7 +117,9 @@ __attribute__((always_inline)) inline void FreeFast(void* ptr) {
 void EnsureInitialized();
 void OnHeapAttached(ThreadHeap* h);
 int64_t FirstSampleCountdown(ThreadHeap* h);
-void NotifySampledFree(void* p, size_t size);
+// Before a sampled object is freed: hands its kept token (if slot, its slot
+// index + 1, is the span's kept one) to the profiler and empties the place.
+void NotifySampledFree(Span* s, uint32_t slot, void* p, size_t size);
 void CountHeaplessFree(size_t bytes);
 
 uint64_t HeaplessFrees();

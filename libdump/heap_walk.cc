@@ -66,6 +66,91 @@ void Walk(ObjectVisitor visit, void* context) {
 
 void ForEachObject(ObjectVisitor visit, void* context) { Walk(visit, context); }
 
+uintptr_t SampleTokenOf(const void* ptr) {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  const Span* s = g_page_map.Get(p);
+  if (s == nullptr) return 0;
+  uint32_t slot;
+  if (s->state == SpanState::kLarge) {
+    if (p != s->start) return 0;
+    slot = 1;
+  } else if (s->state == SpanState::kSmall) {
+    const uint32_t i = s->SlotIndex(p);
+    if (i >= s->nslots || s->SlotAddress(i) != p) return 0;
+    slot = i + 1;
+  } else {
+    return 0;
+  }
+  if (s->sample_slot.load(std::memory_order_acquire) != slot) return 0;
+  const uintptr_t token = s->sample_token.load(std::memory_order_relaxed);
+  // Re-read: a free and a new sample of the slot in between would pair the
+  // slot with another object's token.
+  return s->sample_slot.load(std::memory_order_acquire) == slot ? token : 0;
+}
+
+namespace {
+
+struct KeptToken {
+  uintptr_t addr;
+  size_t size;
+  uintptr_t token;
+};
+
+// Appends the kept tokens of the spans from arena `arena`, page `page` on,
+// until `out` is full; returns how many, and where the next call starts
+// (arena count: done). Caller holds the page heap lock, so the layout it
+// walks is consistent; `page` is where the previous call stopped, which the
+// layout may have changed since: if it no longer starts a span, the arena
+// is walked from its start again, skipping what lies below `page`.
+size_t CollectKeptTokens(size_t* arena, uintptr_t* page, KeptToken* out, size_t max) {
+  size_t n = 0;
+  for (; *arena < g_arenas.count(); ++*arena, *page = 0) {
+    const Arena a = g_arenas.at(*arena);
+    const uintptr_t skip_below = *page;
+    uintptr_t at = a.start;
+    if (skip_below > a.start) {
+      const Span* s = g_page_map.Get(skip_below);
+      if (s != nullptr && s->start == skip_below && s->npages != 0) at = skip_below;
+    }
+    while (at < a.end) {
+      const Span* s = g_page_map.Get(at);
+      if (s == nullptr || s->start != at || s->npages == 0) Fatal("heap walk: page map out of step", reinterpret_cast<void*>(at));
+      if (at >= skip_below && s->state != SpanState::kFree) {
+        if (n == max) {
+          *page = at;
+          return n;
+        }
+        const uint32_t slot = s->sample_slot.load(std::memory_order_acquire);
+        const uintptr_t token = s->sample_token.load(std::memory_order_relaxed);
+        if (slot != 0 && s->sample_slot.load(std::memory_order_acquire) == slot) {
+          const bool large = s->state == SpanState::kLarge;
+          out[n++] = {large ? s->start : s->SlotAddress(slot - 1), large ? SlotSize(s) : s->slot_size, token};
+        }
+      }
+      at = s->end();
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+void ForEachKeptSampleToken(void (*visit)(void* ctx, uintptr_t addr, size_t size, uintptr_t token), void* ctx) {
+  size_t arena = 0;
+  uintptr_t page = 0;
+  for (;;) {
+    KeptToken batch[256];
+    size_t n;
+    {
+      AllocatorSection section;
+      LockGuard g(g_page_heap.mutex());
+      n = CollectKeptTokens(&arena, &page, batch, 256);
+    }
+    for (size_t i = 0; i < n; ++i) visit(ctx, batch[i].addr, batch[i].size, batch[i].token);
+    if (n < 256) return;
+  }
+}
+
 }  // namespace libdump::internal
 
 namespace libdump {

@@ -24,10 +24,27 @@ inline bool InAllocator() {
 // hook runs on a thread each time it leaves its outermost allocator section.
 void SetSectionExitHook(void (*hook)());
 
-// Called after a sampled object is allocated and before it is freed.
-// Must not allocate from this heap. Null by default.
-using SampleHook = void (*)(void* p, size_t size, bool allocated);
-void SetSampleHook(SampleHook hook);
+// The heap profiler's side of sampling. Neither hook may allocate from this
+// heap. Unset (null) by default.
+struct SampleHooks {
+  // After a sampled object is allocated. Returns a non-zero token for the
+  // object. keeps_token: the allocator hands the token back to `freed` (it
+  // keeps one per span, beside the span's sampled bits); otherwise `freed`
+  // gets 0 and the profiler must find the object itself.
+  uintptr_t (*allocated)(void* p, size_t size, bool keeps_token);
+  // Before a sampled object is freed, with its kept token or 0.
+  void (*freed)(void* p, size_t size, uintptr_t token);
+};
+void SetSampleHooks(const SampleHooks* hooks);
+
+// The kept token of live sampled object p, or 0.
+uintptr_t SampleTokenOf(const void* p);
+// Calls visit for every live sampled object whose token the allocator keeps.
+// Takes the page heap lock only between visits (visit may allocate), so it
+// is safe with the world running or stopped by WriteHeapDump; with writers
+// running, objects allocated or freed during the call may or may not be
+// visited.
+void ForEachKeptSampleToken(void (*visit)(void* ctx, uintptr_t addr, size_t size, uintptr_t token), void* ctx);
 
 // Called when a request fails because the system gives no more memory (an
 // arena cannot be mapped), once per failing request, on the requesting

@@ -77,15 +77,27 @@ struct alignas(64) Span {
   // committed bitmap), for the release policy and statistics.
   uint32_t dirty_pages = 0;
   uint32_t arena_id = 0;  // free spans merge only within one arena
+  // One line, the one a sampled slot's free reads after the span's header:
+  // the heap profiler's token for one sampled object of the span (its
+  // bucket), the side table, the sampled bits of the first 320 slots.
+  // sample_slot is that object's slot index + 1 (0: none; a large span's
+  // object is 1). Written by the owner when it samples a slot while no token
+  // is kept (release, after sample_token), cleared by whichever thread frees
+  // that slot; a span's other sampled objects are the profiler's to find.
+  // Keeping the token here is what spares a sample and its free a lookup in
+  // a table of their own, on a line every sample would miss (Go hangs the
+  // bucket off the span the same way, as a "special").
+  std::atomic<uintptr_t> sample_token{0};
+  std::atomic<uint32_t> sample_slot{0};
   std::atomic<SpanExtra*> extra{nullptr};
+  // Slots chosen by the heap profiler's sampling; same writers as annotated.
+  std::atomic<uint64_t> sampled[kBitmapWords];
   // Large spans keep their single object's annotations inline.
   std::atomic<uint32_t> large_type_id{0};
   std::atomic<uint32_t> large_count{0};
   std::atomic<bool> large_sampled{false};
   Span* prev = nullptr;
   Span* next = nullptr;
-  // Slots chosen by the heap profiler's sampling; same writers as annotated.
-  std::atomic<uint64_t> sampled[kBitmapWords];
   // Written by other threads: on their own cache line, away from the
   // owner's live bits and counters.
   alignas(64) std::atomic<uint64_t> remote[kBitmapWords];
@@ -109,6 +121,10 @@ struct alignas(64) Span {
   }
 };
 static_assert(offsetof(Span, bits) + sizeof(SlotBits) == 64, "a span's first slot pair ends its first line");
+static_assert(offsetof(Span, sample_token) / 64 == offsetof(Span, sampled) / 64 &&
+                  offsetof(Span, sample_slot) / 64 == offsetof(Span, sampled) / 64 &&
+                  offsetof(Span, extra) / 64 == offsetof(Span, sampled) / 64,
+              "a sampled free reads the token, the side table and the first sampled words in one line");
 
 // Set bits of a bitmap word. Without -mpopcnt, __builtin_popcountll is a
 // call into libgcc; this is a dozen inline instructions.

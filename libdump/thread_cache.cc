@@ -53,6 +53,7 @@ Span* NewSmallSpan(ThreadHeap* h, int c) {
     s->bits[w].annotated.store(0, std::memory_order_relaxed);
     s->sampled[w].store(0, std::memory_order_relaxed);
   }
+  s->sample_slot.store(0, std::memory_order_relaxed);
   s->owner.store(h, std::memory_order_relaxed);
   s->state = SpanState::kSmall;
   return s;
@@ -162,7 +163,7 @@ __attribute__((noinline)) void ClearAnnotations(Span* s, uint32_t i) {
   }
   if (s->sampled[i >> 6].load(std::memory_order_relaxed) & m) {
     s->sampled[i >> 6].fetch_and(~m, std::memory_order_relaxed);
-    NotifySampledFree(reinterpret_cast<void*>(s->SlotAddress(i)), s->slot_size);
+    NotifySampledFree(s, i + 1, reinterpret_cast<void*>(s->SlotAddress(i)), s->slot_size);
   }
   s->bits[i >> 6].annotated.fetch_and(~m, std::memory_order_relaxed);
 }

@@ -16,7 +16,7 @@ struct HeapProfileTable::Bucket {
   uint64_t size;
   int64_t rate;
   uint64_t allocs;
-  uint64_t frees;
+  std::atomic<uint64_t> frees;  // also counted without the lock (kept tokens)
   uint32_t depth;
   uintptr_t pcs[];  // depth entries
 };
@@ -129,7 +129,7 @@ HeapProfileTable::Bucket* HeapProfileTable::FindOrAddBucket(uint64_t size, int64
   b->size = size;
   b->rate = rate;
   b->allocs = 0;
-  b->frees = 0;
+  b->frees.store(0, std::memory_order_relaxed);
   b->depth = static_cast<uint32_t>(depth);
   std::memcpy(b->pcs, pcs, depth * sizeof(uintptr_t));
   b->next = *head;
@@ -230,19 +230,32 @@ void HeapProfileTable::PrefetchLive(const void* p) const {
   __builtin_prefetch(reinterpret_cast<const void*>(slots + i * sizeof(LiveSlot)), 1);
 }
 
-void HeapProfileTable::RecordAlloc(const void* p, uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth) {
+uintptr_t HeapProfileTable::RecordAlloc(const void* p, uint64_t size, int64_t rate, const uintptr_t* pcs,
+                                        size_t depth, bool in_table) {
   if (depth > kMaxFrames) depth = kMaxFrames;
   Lock();
   Bucket* b = FindOrAddBucket(size, rate, pcs, depth);
   ++b->allocs;
-  if (p != nullptr) LiveInsert(reinterpret_cast<uintptr_t>(p), b);
+  if (p != nullptr && in_table) LiveInsert(reinterpret_cast<uintptr_t>(p), b);
   Unlock();
+  return reinterpret_cast<uintptr_t>(b);
+}
+
+void HeapProfileTable::RecordFreeOfToken(uintptr_t token) {
+  reinterpret_cast<Bucket*>(token)->frees.fetch_add(1, std::memory_order_relaxed);
+}
+
+void HeapProfileTable::DescribeToken(uintptr_t token, uint64_t* size, const uintptr_t** pcs, size_t* depth) {
+  const Bucket* b = reinterpret_cast<const Bucket*>(token);
+  *size = b->size;
+  *pcs = b->pcs;
+  *depth = b->depth;
 }
 
 void HeapProfileTable::RecordFree(const void* p) {
   Lock();
   if (LiveSlot* s = LiveFind(reinterpret_cast<uintptr_t>(p))) {
-    ++s->bucket.load(std::memory_order_relaxed)->frees;
+    s->bucket.load(std::memory_order_relaxed)->frees.fetch_add(1, std::memory_order_relaxed);
     s->ptr.store(1, std::memory_order_release);
     --live_count_;
   }
@@ -309,7 +322,7 @@ std::vector<HeapBucketSnapshot> HeapProfileTable::Snapshot() {
       out[i].size = b->size;
       out[i].rate = b->rate;
       out[i].allocs = b->allocs;
-      out[i].frees = b->frees;
+      out[i].frees = b->frees.load(std::memory_order_relaxed);
       depths[i] = b->depth;
       std::memcpy(&stacks[i * kMaxFrames], b->pcs, b->depth * sizeof(uintptr_t));
     }

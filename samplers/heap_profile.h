@@ -61,9 +61,18 @@ class alignas(64) HeapProfileTable {
   // lookup instead of following them. Lock-free; a grow racing it only makes
   // the prefetch useless.
   void PrefetchLive(const void* p) const;
-  void RecordAlloc(const void* p, uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth);
+  // Returns the sample's token (its bucket, never 0) for the allocator to
+  // keep. in_table: the allocator does not keep it, so the table maps p to
+  // its bucket for RecordFree, StackOf and ForEachLive.
+  uintptr_t RecordAlloc(const void* p, uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth,
+                        bool in_table = true);
   // Ignored for pointers that were not recorded.
   void RecordFree(const void* p);
+  // The free of a sample whose token the allocator kept: lock-free.
+  static void RecordFreeOfToken(uintptr_t token);
+  // A kept token's bucket: the size and stack (innermost first) of its
+  // samples. Lock-free; buckets are never freed or changed.
+  static void DescribeToken(uintptr_t token, uint64_t* size, const uintptr_t** pcs, size_t* depth);
   // The recorded stack of live sampled object p; 0 if none.
   size_t StackOf(const void* p, uintptr_t* out, size_t max);
   // Allocates outside the lock, so the allocator may sample meanwhile.

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <string_view>
 
+#include "../libdump/heap_walk.h"
 #include "alloc_stack.h"
 #include "symbolize.h"
 
@@ -14,7 +15,10 @@
 namespace libdump {
 void SetSampleInterval(int64_t bytes) __attribute__((weak));
 namespace internal {
-void SetSampleHook(void (*hook)(void* p, size_t size, bool allocated)) __attribute__((weak));
+void SetSampleHooks(const SampleHooks* hooks) __attribute__((weak));
+uintptr_t SampleTokenOf(const void* p) __attribute__((weak));
+void ForEachKeptSampleToken(void (*visit)(void* ctx, uintptr_t addr, size_t size, uintptr_t token), void* ctx)
+    __attribute__((weak));
 }  // namespace internal
 }  // namespace libdump
 
@@ -72,16 +76,22 @@ void BuildHeapProfile(pprof::ProfileBuilder& b, const std::vector<HeapBucketSnap
   }
 }
 
-void AllocatorSampleHook(void* p, size_t size, bool allocated) {
+uintptr_t OnSampledAllocation(void* p, size_t size, bool keeps_token) {
   HeapProfileTable* t = g_hook.table.load(std::memory_order_acquire);
-  t->PrefetchLive(p);
-  if (!allocated) {
-    t->RecordFree(p);
-    return;
-  }
+  if (!keeps_token) t->PrefetchLive(p);
   uintptr_t pcs[kMaxFrames];
   const size_t n = CaptureAllocationStack(pcs, kMaxFrames);
-  t->RecordAlloc(p, size, g_hook.rate.load(std::memory_order_relaxed), pcs, n);
+  return t->RecordAlloc(p, size, g_hook.rate.load(std::memory_order_relaxed), pcs, n, !keeps_token);
+}
+
+void OnSampledFree(void* p, size_t, uintptr_t token) {
+  if (token != 0) {
+    HeapProfileTable::RecordFreeOfToken(token);
+    return;
+  }
+  HeapProfileTable* t = g_hook.table.load(std::memory_order_acquire);
+  t->PrefetchLive(p);
+  t->RecordFree(p);
 }
 
 void PrepareSampleHook() {
@@ -94,15 +104,16 @@ void PrepareSampleHook() {
 void SetMemProfileRate(int64_t bytes) {
   if (bytes < 0) bytes = 0;
   samplers::g_hook.rate.store(bytes, std::memory_order_relaxed);
-  if (SetSampleInterval != nullptr && internal::SetSampleHook != nullptr) SetSampleInterval(bytes);
+  if (SetSampleInterval != nullptr && internal::SetSampleHooks != nullptr) SetSampleInterval(bytes);
 }
 
 int64_t MemProfileRate() { return samplers::g_hook.rate.load(std::memory_order_relaxed); }
 
 bool InstallHeapProfiler() {
-  if (SetSampleInterval == nullptr || internal::SetSampleHook == nullptr) return false;
+  if (SetSampleInterval == nullptr || internal::SetSampleHooks == nullptr) return false;
   samplers::PrepareSampleHook();
-  internal::SetSampleHook(samplers::AllocatorSampleHook);
+  static constexpr internal::SampleHooks kHooks{samplers::OnSampledAllocation, samplers::OnSampledFree};
+  internal::SetSampleHooks(&kHooks);
   SetSampleInterval(samplers::g_hook.rate.load());
   return true;
 }
@@ -114,13 +125,42 @@ bool WriteHeapProfile(int fd, HeapProfileKind kind) {
 }
 
 size_t SampledAllocationStack(const void* p, uintptr_t* pcs, size_t max) {
+  if (internal::SampleTokenOf != nullptr) {
+    if (const uintptr_t token = internal::SampleTokenOf(p)) {
+      uint64_t size;
+      const uintptr_t* stack;
+      size_t depth;
+      samplers::HeapProfileTable::DescribeToken(token, &size, &stack, &depth);
+      const size_t n = depth < max ? depth : max;
+      for (size_t i = 0; i < n; ++i) pcs[i] = stack[i];
+      return n;
+    }
+  }
   return samplers::GlobalHeapTable().StackOf(p, pcs, max);
 }
 
 void ForEachSampledAllocation(void (*visit)(void* ctx, uintptr_t addr, size_t size, const uintptr_t* pcs,
                                             size_t npcs),
                               void* ctx) {
-  if (samplers::HeapProfileTable* t = samplers::GlobalHeapTableIfCreated()) t->ForEachLive(visit, ctx);
+  samplers::HeapProfileTable* t = samplers::GlobalHeapTableIfCreated();
+  if (t == nullptr) return;
+  t->ForEachLive(visit, ctx);
+  // The samples whose bucket the allocator keeps are not in the table.
+  if (internal::ForEachKeptSampleToken == nullptr) return;
+  struct Ctx {
+    void (*to)(void* ctx, uintptr_t addr, size_t size, const uintptr_t* pcs, size_t npcs);
+    void* ctx;
+  } c{visit, ctx};
+  internal::ForEachKeptSampleToken(
+      [](void* x, uintptr_t addr, size_t size, uintptr_t token) {
+        const Ctx* c = static_cast<const Ctx*>(x);
+        uint64_t bucket_size;
+        const uintptr_t* pcs;
+        size_t depth;
+        samplers::HeapProfileTable::DescribeToken(token, &bucket_size, &pcs, &depth);
+        c->to(c->ctx, addr, size, pcs, depth);
+      },
+      &c);
 }
 
 }  // namespace libdump

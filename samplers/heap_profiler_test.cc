@@ -4,6 +4,7 @@
 
 #include <vector>
 
+#include "../libdump/heap_walk.h"
 #include "libdump/heap.h"
 #include "libdump/profiler.h"
 #include "profile_testutil.h"
@@ -67,6 +68,66 @@ TEST(HeapProfiler, RateOneCountsEveryAllocationAndFree) {
   EXPECT_EQ(q.default_sample_type, "alloc_space");
   EXPECT_EQ(q.Total("inuse_objects", "AllocateHere"), 0);
   EXPECT_EQ(q.Total("alloc_objects", "AllocateHere"), 1000);
+}
+
+struct Visits {
+  std::vector<uintptr_t> addrs;
+  size_t Count(const void* p) const {
+    size_t n = 0;
+    for (uintptr_t a : addrs) n += a == reinterpret_cast<uintptr_t>(p);
+    return n;
+  }
+};
+
+Visits VisitSampled() {
+  Visits v;
+  v.addrs.reserve(100000);  // no allocation (and sampling) while visiting
+  ForEachSampledAllocation([](void* ctx, uintptr_t addr, size_t, const uintptr_t*,
+                              size_t) { static_cast<Visits*>(ctx)->addrs.push_back(addr); },
+                           &v);
+  return v;
+}
+
+// The first sample of a span keeps its bucket in the span (no table entry);
+// a second sample of the same span goes to the table. Both answer
+// SampledAllocationStack and ForEachSampledAllocation, and a freed one
+// leaves both.
+TEST(HeapProfiler, ASpanKeepsOneSampleAndTheTableHoldsTheRest) {
+  SetMemProfileRate(1);
+  ASSERT_TRUE(InstallHeapProfiler());
+  // A size class no other test uses: a fresh span, consecutive slots.
+  void* a = AllocateHere(3000);
+  void* b = AllocateHere(3000);
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(b) - reinterpret_cast<uintptr_t>(a), UsableSize(a));
+  EXPECT_NE(internal::SampleTokenOf(a), 0u);
+  EXPECT_EQ(internal::SampleTokenOf(b), 0u);
+  void* large = AllocateHere(size_t{1} << 20);
+  EXPECT_NE(internal::SampleTokenOf(large), 0u);
+  SetMemProfileRate(0);
+
+  uintptr_t pcs[64];
+  for (void* p : {a, b, large}) EXPECT_GT(SampledAllocationStack(p, pcs, 64), 0u) << p;
+  Visits v = VisitSampled();
+  for (void* p : {a, b, large}) EXPECT_EQ(v.Count(p), 1u) << p;
+
+  Free(a);
+  Free(large);
+  EXPECT_EQ(SampledAllocationStack(a, pcs, 64), 0u);
+  EXPECT_EQ(SampledAllocationStack(large, pcs, 64), 0u);
+  v = VisitSampled();
+  EXPECT_EQ(v.Count(a), 0u);
+  EXPECT_EQ(v.Count(large), 0u);
+  EXPECT_EQ(v.Count(b), 1u);
+  // The span's place is free again: its next sample keeps its token.
+  SetMemProfileRate(1);
+  void* c = AllocateHere(3000);
+  SetMemProfileRate(0);
+  EXPECT_NE(internal::SampleTokenOf(c), 0u);
+  Free(b);
+  Free(c);
+  v = VisitSampled();
+  EXPECT_EQ(v.Count(b), 0u);
+  EXPECT_EQ(v.Count(c), 0u);
 }
 
 }  // namespace

@@ -30,8 +30,7 @@ void* Address(int i) { return reinterpret_cast<void*>(uintptr_t{1} << 20 | stati
 __attribute__((noipa)) double FramePointers() {
   const double t0 = CpuNs();
   for (int i = 0; i < kSamples; ++i) {
-    AllocatorSampleHook(Address(i), 64, true);
-    AllocatorSampleHook(Address(i), 64, false);
+    OnSampledFree(Address(i), 64, OnSampledAllocation(Address(i), 64, true));
   }
   return (CpuNs() - t0) / kSamples;
 }
@@ -41,8 +40,7 @@ __attribute__((noipa)) double Libunwind() {
   for (int i = 0; i < kSamples; ++i) {
     uintptr_t pcs[kMaxFrames];
     const int n = unw_backtrace(reinterpret_cast<void**>(pcs), static_cast<int>(kMaxFrames));
-    GlobalHeapTable().RecordAlloc(Address(i), 64, kRate, pcs, static_cast<size_t>(n));
-    AllocatorSampleHook(Address(i), 64, false);
+    OnSampledFree(Address(i), 64, GlobalHeapTable().RecordAlloc(Address(i), 64, kRate, pcs, static_cast<size_t>(n), false));
   }
   return (CpuNs() - t0) / kSamples;
 }
