@@ -1,6 +1,8 @@
 // The heap profile's buckets: sampled allocations grouped by (stack, size,
-// rate), with a map from each sampled live object to its bucket so a free
-// can be charged to the right one.
+// rate). A free is charged to its sample's bucket through the token the
+// allocator kept for it (the bucket's address, beside the span's sampled
+// bits), or, for the samples the allocator has no room for (a span's second
+// live sample), through this table's map from object to bucket.
 //
 // Called from inside the allocator, so nothing here allocates from the heap
 // being profiled: memory comes from mmap, and the lock is a spin lock that
