@@ -2,29 +2,62 @@
 
 #include <sys/mman.h>
 
+#include <algorithm>
+
 namespace libdump::internal {
 
 constinit PageMap g_page_map;
 
+namespace {
+
+// Untouched leaf pages cost nothing; a leaf covers 2 GiB of address space.
+PageMap::Leaf* MapLeaf() {
+  void* mem = mmap(nullptr, sizeof(PageMap::Leaf), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  return mem == MAP_FAILED ? nullptr : static_cast<PageMap::Leaf*>(mem);
+}
+
+}  // namespace
+
 bool PageMap::Ensure(uintptr_t start, uintptr_t end) {
+  if (home_bytes_.load(std::memory_order_relaxed) == 0) {
+    Leaf* leaf = MapLeaf();
+    if (leaf == nullptr) return false;
+    home_.store(leaf, std::memory_order_relaxed);
+    home_start_.store(start & ~(kPageSize - 1), std::memory_order_relaxed);
+    home_bytes_.store(kHomeBytes, std::memory_order_release);
+  }
+  const uintptr_t home_start = home_start_.load(std::memory_order_relaxed);
+  const uintptr_t home_end = home_start + kHomeBytes;
+  if (start < home_start && !EnsureRadix(start, std::min(end, home_start))) return false;
+  if (end > home_end && !EnsureRadix(std::max(start, home_end), end)) return false;
+  return true;
+}
+
+bool PageMap::EnsureRadix(uintptr_t start, uintptr_t end) {
   for (uintptr_t page = start >> kPageShift; page < ((end - 1) >> kPageShift) + 1;
        page = ((page >> kLeafBits) + 1) << kLeafBits) {
     auto& slot = root_[page >> kLeafBits];
     if (slot.load(std::memory_order_relaxed) != nullptr) continue;
-    // Untouched leaf pages cost nothing; a leaf covers 2 GiB of address space.
-    void* mem = mmap(nullptr, sizeof(Leaf), PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (mem == MAP_FAILED) return false;
-    slot.store(static_cast<Leaf*>(mem), std::memory_order_release);
+    Leaf* leaf = MapLeaf();
+    if (leaf == nullptr) return false;
+    slot.store(leaf, std::memory_order_release);
+    ++radix_leaves_;
   }
   return true;
 }
 
+std::atomic<Span*>& PageMap::Entry(uintptr_t addr) {
+  const uintptr_t off = addr - home_start_.load(std::memory_order_relaxed);
+  if (off < home_bytes_.load(std::memory_order_relaxed)) return (*home_.load(std::memory_order_relaxed))[off >> kPageShift];
+  const uintptr_t page = addr >> kPageShift;
+  Leaf* leaf = root_[page >> kLeafBits].load(std::memory_order_relaxed);
+  return (*leaf)[page & ((uintptr_t{1} << kLeafBits) - 1)];
+}
+
 void PageMap::Set(uintptr_t start, uintptr_t npages, Span* span) {
-  uintptr_t page = start >> kPageShift;
-  for (uintptr_t i = 0; i < npages; ++i, ++page) {
-    Leaf* leaf = root_[page >> kLeafBits].load(std::memory_order_relaxed);
-    (*leaf)[page & ((uintptr_t{1} << kLeafBits) - 1)].store(span, std::memory_order_relaxed);
+  for (uintptr_t i = 0; i < npages; ++i) {
+    Entry(start + (i << kPageShift)).store(span, std::memory_order_relaxed);
   }
 }
 
