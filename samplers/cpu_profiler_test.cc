@@ -109,16 +109,22 @@ TEST(CPUProfiler, SerialHundredMillisecondBurnGetsTenSamples) {
 }
 
 TEST(CPUProfiler, ShortLivedThreadsAreSampled) {
-  // 40 threads of 25 ms each: 2.5 samples each in expectation, variance at
-  // most 1/4 per thread (floor or ceil), so sigma <= sqrt(40/4) ~ 3.2; 4 sigma
-  // is 13. A profiler that only found threads by scanning /proc every 100 ms
-  // would see almost none of them.
+  // 80 threads of 25 ms each: 2.5 expirations each in expectation. The
+  // kernel checks CPU timers at its ticks (CONFIG_HZ=250 on Debian: every
+  // 4 ms of the thread's CPU), so an expiry in a thread's last 4 ms is lost
+  // when the thread exits before the next tick: with the expiry uniform in
+  // the tick, 0.1/ms x 4 ms x 1/2 = 0.2 per thread, 184 in all. Variance per
+  // thread at most 1/4 (floor or ceil) + 0.2 x 0.8 (the loss), so sigma <=
+  // sqrt(80 x 0.41) ~ 5.7; 4 sigma is 23. A profiler that only found threads
+  // by scanning /proc every 100 ms would see almost none of them, and one
+  // that gave each thread a full first period exactly 160 (expiries at 10
+  // and 20 ms, never lost).
   SetCPUProfileRate(100);
   TempFile f;
   ASSERT_TRUE(StartCPUProfile(f.fd()));
-  for (int i = 0; i < 40; ++i) std::thread([] { ShortLivedBurn(25000000); }).join();
+  for (int i = 0; i < 80; ++i) std::thread([] { ShortLivedBurn(25000000); }).join();
   ASSERT_TRUE(StopCPUProfile());
-  EXPECT_NEAR(Profile(f).Total("samples", "ShortLivedBurn"), 100, 13);
+  EXPECT_NEAR(Profile(f).Total("samples", "ShortLivedBurn"), 184, 23);
 }
 
 TEST(CPUProfiler, ThreadsThatExistedBeforeStartAreSampled) {
