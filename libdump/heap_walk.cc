@@ -81,11 +81,8 @@ uintptr_t SampleTokenOf(const void* ptr) {
   } else {
     return 0;
   }
-  if (s->sample_slot.load(std::memory_order_acquire) != slot) return 0;
-  const uintptr_t token = s->sample_token.load(std::memory_order_relaxed);
-  // Re-read: a free and a new sample of the slot in between would pair the
-  // slot with another object's token.
-  return s->sample_slot.load(std::memory_order_acquire) == slot ? token : 0;
+  uintptr_t token;
+  return s->KeptSample(&token) == slot ? token : 0;
 }
 
 namespace {
@@ -120,9 +117,8 @@ size_t CollectKeptTokens(size_t* arena, uintptr_t* page, KeptToken* out, size_t 
           *page = at;
           return n;
         }
-        const uint32_t slot = s->sample_slot.load(std::memory_order_acquire);
-        const uintptr_t token = s->sample_token.load(std::memory_order_relaxed);
-        if (slot != 0 && s->sample_slot.load(std::memory_order_acquire) == slot) {
+        uintptr_t token;
+        if (const uint32_t slot = s->KeptSample(&token)) {
           const bool large = s->state == SpanState::kLarge;
           out[n++] = {large ? s->start : s->SlotAddress(slot - 1), large ? SlotSize(s) : s->slot_size, token};
         }

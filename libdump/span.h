@@ -115,6 +115,14 @@ struct alignas(64) Span {
     return static_cast<uint32_t>(((addr - start) * div_magic) >> kDivShift);
   }
   uintptr_t SlotAddress(uint32_t i) const { return start + uintptr_t{i} * slot_size; }
+  // The kept sample as one consistent pair (slot index + 1, token), or
+  // slot 0. The slot is read again after the token: a free and a new sample
+  // in between would pair the slot with another object's token.
+  uint32_t KeptSample(uintptr_t* token) const {
+    const uint32_t slot = sample_slot.load(std::memory_order_acquire);
+    *token = sample_token.load(std::memory_order_relaxed);
+    return sample_slot.load(std::memory_order_acquire) == slot ? slot : 0;
+  }
   bool SlotLive(uint32_t i) const {
     const uint64_t m = uint64_t{1} << (i & 63);
     return (bits[i >> 6].live.load(std::memory_order_acquire) & ~remote[i >> 6].load(std::memory_order_acquire) & m) != 0;

@@ -245,11 +245,10 @@ void HeapProfileTable::RecordFreeOfToken(uintptr_t token) {
   reinterpret_cast<Bucket*>(token)->frees.fetch_add(1, std::memory_order_relaxed);
 }
 
-void HeapProfileTable::DescribeToken(uintptr_t token, uint64_t* size, const uintptr_t** pcs, size_t* depth) {
+const uintptr_t* HeapProfileTable::TokenStack(uintptr_t token, size_t* depth) {
   const Bucket* b = reinterpret_cast<const Bucket*>(token);
-  *size = b->size;
-  *pcs = b->pcs;
   *depth = b->depth;
+  return b->pcs;
 }
 
 void HeapProfileTable::RecordFree(const void* p) {
@@ -262,13 +261,18 @@ void HeapProfileTable::RecordFree(const void* p) {
   Unlock();
 }
 
+size_t HeapProfileTable::StackOfToken(uintptr_t token, uintptr_t* out, size_t max) {
+  const Bucket* b = reinterpret_cast<const Bucket*>(token);
+  const size_t n = b->depth < max ? b->depth : max;
+  std::memcpy(out, b->pcs, n * sizeof(uintptr_t));
+  return n;
+}
+
 size_t HeapProfileTable::StackOf(const void* p, uintptr_t* out, size_t max) {
   Lock();
   size_t n = 0;
   if (LiveSlot* s = LiveFind(reinterpret_cast<uintptr_t>(p))) {
-    const Bucket* b = s->bucket.load(std::memory_order_relaxed);
-    n = b->depth < max ? b->depth : max;
-    std::memcpy(out, b->pcs, n * sizeof(uintptr_t));
+    n = StackOfToken(reinterpret_cast<uintptr_t>(s->bucket.load(std::memory_order_relaxed)), out, max);
   }
   Unlock();
   return n;

@@ -72,9 +72,11 @@ class alignas(64) HeapProfileTable {
   void RecordFree(const void* p);
   // The free of a sample whose token the allocator kept: lock-free.
   static void RecordFreeOfToken(uintptr_t token);
-  // A kept token's bucket: the size and stack (innermost first) of its
-  // samples. Lock-free; buckets are never freed or changed.
-  static void DescribeToken(uintptr_t token, uint64_t* size, const uintptr_t** pcs, size_t* depth);
+  // A kept token's stack (innermost first) and its depth. Lock-free;
+  // buckets are never freed or changed.
+  static const uintptr_t* TokenStack(uintptr_t token, size_t* depth);
+  // StackOf for a kept token: its stack copied to out, up to max entries.
+  static size_t StackOfToken(uintptr_t token, uintptr_t* out, size_t max);
   // The recorded stack of live sampled object p; 0 if none.
   size_t StackOf(const void* p, uintptr_t* out, size_t max);
   // Allocates outside the lock, so the allocator may sample meanwhile.

@@ -127,13 +127,7 @@ bool WriteHeapProfile(int fd, HeapProfileKind kind) {
 size_t SampledAllocationStack(const void* p, uintptr_t* pcs, size_t max) {
   if (internal::SampleTokenOf != nullptr) {
     if (const uintptr_t token = internal::SampleTokenOf(p)) {
-      uint64_t size;
-      const uintptr_t* stack;
-      size_t depth;
-      samplers::HeapProfileTable::DescribeToken(token, &size, &stack, &depth);
-      const size_t n = depth < max ? depth : max;
-      for (size_t i = 0; i < n; ++i) pcs[i] = stack[i];
-      return n;
+      return samplers::HeapProfileTable::StackOfToken(token, pcs, max);
     }
   }
   return samplers::GlobalHeapTable().StackOf(p, pcs, max);
@@ -154,10 +148,8 @@ void ForEachSampledAllocation(void (*visit)(void* ctx, uintptr_t addr, size_t si
   internal::ForEachKeptSampleToken(
       [](void* x, uintptr_t addr, size_t size, uintptr_t token) {
         const Ctx* c = static_cast<const Ctx*>(x);
-        uint64_t bucket_size;
-        const uintptr_t* pcs;
         size_t depth;
-        samplers::HeapProfileTable::DescribeToken(token, &bucket_size, &pcs, &depth);
+        const uintptr_t* pcs = samplers::HeapProfileTable::TokenStack(token, &depth);
         c->to(c->ctx, addr, size, pcs, depth);
       },
       &c);

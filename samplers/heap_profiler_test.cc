@@ -130,5 +130,20 @@ TEST(HeapProfiler, ASpanKeepsOneSampleAndTheTableHoldsTheRest) {
   EXPECT_EQ(v.Count(c), 0u);
 }
 
+// More kept samples than ForEachKeptSampleToken collects under one hold of
+// the page heap lock (256): the walk resumes where it stopped, and every
+// object is visited once.
+TEST(HeapProfiler, KeptSamplesBeyondOneBatchAreEachVisitedOnce) {
+  SetMemProfileRate(1);
+  ASSERT_TRUE(InstallHeapProfiler());
+  std::vector<void*> objs;
+  for (int i = 0; i < 600; ++i) objs.push_back(AllocateHere(size_t{64} << 10));  // a span each
+  SetMemProfileRate(0);
+  for (void* p : objs) ASSERT_NE(internal::SampleTokenOf(p), 0u) << p;
+  const Visits v = VisitSampled();
+  for (void* p : objs) EXPECT_EQ(v.Count(p), 1u) << p;
+  for (void* p : objs) Free(p);
+}
+
 }  // namespace
 }  // namespace libdump
