@@ -291,12 +291,12 @@ void* AllocateSlow(size_t size) {
   const int c = SizeToClass(size);
   ClassCache& cc = h->cache[c];
   // Refill only with the stack empty: it must not reserve a stacked slot again.
-  if (cc.recent_count == 0 && cc.free_bits == 0 && !Refill(h, c)) {
+  uint64_t recent = cc.recent.load(std::memory_order_relaxed);
+  if (RecentHeight(recent) == 0 && cc.free_bits.load(std::memory_order_relaxed) == 0 && !Refill(h, c)) {
     OutOfMemory(size);
     return nullptr;
   }
-  void* p = cc.recent_count != 0 ? PopRecent(h, cc, c) : TakeCachedSlot(cc);
-  cc.mallocs.store(cc.mallocs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  void* p = RecentHeight(recent) != 0 ? PopRecent(h, cc, c, recent) : TakeCachedSlot(cc);
   h->sample_left -= cc.slot_size;
   if (h->sample_left < 0) {
     h->sample_left = NextSampleCountdown(h);

@@ -20,20 +20,19 @@ void FreeSlow(void* p, Span* s);
 // thread writes its spans' live words: a plain read-modify-write. Once the bit
 // is set the walk reports the object.
 //
-// The top of class c's stack of recent frees (recent_count != 0): the slot
-// this thread freed last, whose live word is likely still in cache.
-__attribute__((always_inline)) inline void* PopRecent(ThreadHeap* h, ClassCache& cc, int c) {
-  const uint32_t n = cc.recent_count - 1;
-  const RecentFree& r = h->recent[c].slot[n];
-  cc.recent_count = n;
+// The top of class c's stack of recent frees (height != 0): the slot this
+// thread freed last, whose live word is likely still in cache.
+__attribute__((always_inline)) inline void* PopRecent(ThreadHeap* h, ClassCache& cc, int c, uint64_t recent) {
+  const RecentFree& r = h->recent[c].slot[RecentHeight(recent) - 1];
+  cc.recent.store(recent - 1, std::memory_order_relaxed);
   r.live_word->store(r.live_word->load(std::memory_order_relaxed) | r.bit, std::memory_order_relaxed);
   return reinterpret_cast<void*>(r.addr);
 }
 // The lowest slot of the cached bitmap word (free_bits != 0).
 __attribute__((always_inline)) inline void* TakeCachedSlot(ClassCache& cc) {
-  const uint64_t bits = cc.free_bits;
+  const uint64_t bits = cc.free_bits.load(std::memory_order_relaxed);
   const unsigned b = static_cast<unsigned>(__builtin_ctzll(bits));
-  cc.free_bits = bits & (bits - 1);
+  cc.free_bits.store(bits & (bits - 1), std::memory_order_relaxed);
   cc.live_word->store(cc.live_word->load(std::memory_order_relaxed) | (uint64_t{1} << b),
                       std::memory_order_relaxed);
   return reinterpret_cast<void*>(cc.word_base + uintptr_t{b} * cc.slot_size);
@@ -50,11 +49,10 @@ __attribute__((always_inline)) inline void* AllocateFast(size_t size) {
     // slow path takes the sample. Recent frees before the bitmap word: churn
     // then never reaches the sparse words.
     const int64_t left = h->sample_left - cc.slot_size;
-    if (LIBDUMP_LIKELY(left >= 0 && (cc.recent_count != 0 || cc.free_bits != 0))) {
+    const uint64_t recent = cc.recent.load(std::memory_order_relaxed);
+    if (LIBDUMP_LIKELY(left >= 0 && (RecentHeight(recent) != 0 || cc.free_bits.load(std::memory_order_relaxed) != 0))) {
       h->sample_left = left;
-      void* p = cc.recent_count != 0 ? PopRecent(h, cc, c) : TakeCachedSlot(cc);
-      cc.mallocs.store(cc.mallocs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-      return p;
+      return RecentHeight(recent) != 0 ? PopRecent(h, cc, c, recent) : TakeCachedSlot(cc);
     }
   }
   return AllocateSlow(size);
@@ -87,7 +85,8 @@ __attribute__((always_inline)) inline void FreeFast(void* ptr) {
     if (LIBDUMP_LIKELY(s->SlotAddress(i) == p && (v & m) != 0 && (busy & m) == 0)) {
       const uint32_t c = s->size_class;
       ClassCache& cc = h->cache[c];
-      const uint32_t n = cc.recent_count;
+      const uint64_t recent = cc.recent.load(std::memory_order_relaxed);
+      const uint32_t n = RecentHeight(recent);
       // Stacked, the slot stays reserved in `used` (recent_frees.h), so the
       // span's standing does not change.
       if (LIBDUMP_LIKELY(n < cc.recent_depth)) {
@@ -95,14 +94,13 @@ __attribute__((always_inline)) inline void FreeFast(void* ptr) {
         r.addr = p;
         r.live_word = &w;
         r.bit = m;
-        cc.recent_count = n + 1;
+        cc.recent.store(recent + kRecentPush, std::memory_order_relaxed);
         // The next malloc of the class returns this slot and its caller
         // writes it at once; a free-list allocator has fetched the line by
         // then, writing its link. A prefetch fetches it without a write (or a
         // fault: it is a hint), so the store does not wait on memory.
         __builtin_prefetch(ptr, 0, 3);
         w.store(v & ~m, std::memory_order_relaxed);
-        cc.frees.store(cc.frees.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         return;
       }
       // Frees that change the span's standing (see Span::slow_at) take the

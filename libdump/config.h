@@ -6,6 +6,11 @@
 
 #define LIBDUMP_LIKELY(x) __builtin_expect(!!(x), 1)
 #define LIBDUMP_UNLIKELY(x) __builtin_expect(!!(x), 0)
+// For the globals the fast paths read: libdump.so does not export them, so
+// malloc and free address them directly instead of loading their address
+// from the GOT first. Tests link the static libdump_heap, where hidden
+// symbols still resolve.
+#define LIBDUMP_HIDDEN __attribute__((visibility("hidden")))
 
 namespace libdump::internal {
 

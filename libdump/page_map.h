@@ -59,6 +59,6 @@ class PageMap {
   std::atomic<Leaf*> root_[size_t{1} << kRootBits] = {};
 };
 
-extern PageMap g_page_map;
+extern LIBDUMP_HIDDEN PageMap g_page_map;
 
 }  // namespace libdump::internal

@@ -22,9 +22,9 @@ struct ClassInfo {
 };
 inline constexpr int kDivShift = 40;
 
-extern const std::array<ClassInfo, kNumClasses> g_classes;
-extern const std::array<uint8_t, 1024 / 16 + 1> g_class_small;             // by (size + 15) / 16
-extern const std::array<uint8_t, kMaxSmallSize / 128 + 1> g_class_medium;  // by (size + 127) / 128
+extern LIBDUMP_HIDDEN const std::array<ClassInfo, kNumClasses> g_classes;
+extern LIBDUMP_HIDDEN const std::array<uint8_t, 1024 / 16 + 1> g_class_small;             // by (size + 15) / 16
+extern LIBDUMP_HIDDEN const std::array<uint8_t, kMaxSmallSize / 128 + 1> g_class_medium;  // by (size + 127) / 128
 
 // size must be <= kMaxSmallSize.
 inline int SizeToClass(size_t size) {

@@ -13,8 +13,8 @@ HeapStats GetHeapStats() {
   uint64_t large_bytes_allocated = 0, large_bytes_freed = 0;
   for (ThreadHeap* h = AllHeaps(); h != nullptr; h = h->next_all) {
     for (int c = 1; c < kNumClasses; ++c) {
-      mallocs[c] += h->cache[c].mallocs.load(std::memory_order_relaxed);
-      frees[c] += h->cache[c].frees.load(std::memory_order_relaxed);
+      mallocs[c] += ClassMallocs(h->cache[c]);
+      frees[c] += ClassFrees(h->cache[c]);
     }
     st.mallocs += h->large_mallocs.load(std::memory_order_relaxed);
     st.frees += h->large_frees.load(std::memory_order_relaxed);

@@ -27,8 +27,8 @@ std::atomic<ThreadHeap*> g_all_heaps{nullptr};
 bool LoadWord(ClassCache& cc, Span* s, uint32_t w) {
   const uint64_t free = ~s->bits[w].live.load(std::memory_order_relaxed) & s->ValidMask(w);
   if (free == 0) return false;
-  cc.free_bits = free;
-  cc.word = w;
+  cc.mallocs_base.store(cc.mallocs_base.load(std::memory_order_relaxed) + CountBits(free), std::memory_order_relaxed);
+  cc.free_bits.store(free, std::memory_order_relaxed);
   cc.word_base = s->SlotAddress(w * 64);
   cc.live_word = &s->bits[w].live;
   s->used += CountBits(free);
@@ -123,7 +123,8 @@ void CollectRemote(Span* s, bool force) {
 bool Refill(ThreadHeap* h, int c) {
   ClassCache& cc = h->cache[c];
   if (Span* s = cc.span) {
-    for (uint32_t w = cc.word + 1; w < s->nwords(); ++w) {
+    const auto word = static_cast<uint32_t>(reinterpret_cast<SlotBits*>(cc.live_word) - s->bits);
+    for (uint32_t w = word + 1; w < s->nwords(); ++w) {
       if (LoadWord(cc, s, w)) return true;
     }
     // End of the span: slots freed behind the cursor are reused before
@@ -282,12 +283,19 @@ void DetachHeap(ThreadHeap* h) {
   FlushRemoteBatches(h);
   for (int c = 1; c < kNumClasses; ++c) {
     ClassCache& cc = h->cache[c];
-    for (; cc.recent_count != 0; --cc.recent_count) {
-      --g_page_map.Get(h->recent[c].slot[cc.recent_count - 1].addr)->used;
+    // The stacked slots were counted as frees when pushed; they are dropped
+    // without the pops that would count them as mallocs.
+    const uint64_t recent = cc.recent.load(std::memory_order_relaxed);
+    for (uint32_t n = RecentHeight(recent); n != 0; --n) {
+      --g_page_map.Get(h->recent[c].slot[n - 1].addr)->used;
     }
+    cc.mallocs_base.store(cc.mallocs_base.load(std::memory_order_relaxed) - RecentHeight(recent), std::memory_order_relaxed);
+    cc.recent.store(recent - RecentHeight(recent), std::memory_order_relaxed);
     if (Span* s = cc.span) {
-      s->used -= CountBits(cc.free_bits);
-      cc.free_bits = 0;
+      const uint32_t unused = CountBits(cc.free_bits.load(std::memory_order_relaxed));
+      s->used -= unused;
+      cc.mallocs_base.store(cc.mallocs_base.load(std::memory_order_relaxed) - unused, std::memory_order_relaxed);
+      cc.free_bits.store(0, std::memory_order_relaxed);
       cc.span = nullptr;
       s->list = SpanList::kNone;
       Dispose(s);
