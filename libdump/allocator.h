@@ -25,7 +25,8 @@ void FreeSlow(void* p, Span* s);
 __attribute__((always_inline)) inline void* PopRecent(ThreadHeap* h, ClassCache& cc, int c, uint64_t recent) {
   const RecentFree& r = h->recent[c].slot[RecentHeight(recent) - 1];
   cc.recent.store(recent - 1, std::memory_order_relaxed);
-  r.live_word->store(r.live_word->load(std::memory_order_relaxed) | r.bit, std::memory_order_relaxed);
+  std::atomic<uint64_t>* w = r.word();
+  w->store(w->load(std::memory_order_relaxed) | r.bit(), std::memory_order_relaxed);
   return reinterpret_cast<void*>(r.addr);
 }
 // The lowest slot of the cached bitmap word (free_bits != 0).
@@ -92,8 +93,7 @@ __attribute__((always_inline)) inline void FreeFast(void* ptr) {
       if (LIBDUMP_LIKELY(n < cc.recent_depth)) {
         RecentFree& r = h->recent[c].slot[n];
         r.addr = p;
-        r.live_word = &w;
-        r.bit = m;
+        r.word_and_bit = RecentFree::Pack(&w, i);
         cc.recent.store(recent + kRecentPush, std::memory_order_relaxed);
         // The next malloc of the class returns this slot and its caller
         // writes it at once; a free-list allocator has fetched the line by

@@ -21,10 +21,21 @@
 
 namespace libdump::internal {
 
+// 16 bytes, two stores per free: the slot's bit index rides in the top bits
+// of its live word's address (metadata addresses are below 2^57 even with
+// 5-level paging).
 struct RecentFree {
   uintptr_t addr;
-  std::atomic<uint64_t>* live_word;  // the slot's word in Span::bits
-  uint64_t bit;                      // the slot's bit in it
+  uint64_t word_and_bit;  // the slot's word in Span::bits | bit index << kRecentBitShift
+
+  static constexpr unsigned kRecentBitShift = 58;
+  static uint64_t Pack(std::atomic<uint64_t>* word, uint32_t index) {
+    return reinterpret_cast<uintptr_t>(word) | (uint64_t{index & 63} << kRecentBitShift);
+  }
+  std::atomic<uint64_t>* word() const {
+    return reinterpret_cast<std::atomic<uint64_t>*>(word_and_bit & ((uint64_t{1} << kRecentBitShift) - 1));
+  }
+  uint64_t bit() const { return uint64_t{1} << (word_and_bit >> kRecentBitShift); }
 };
 
 // Slots of small classes are cheap to hold; bigger ones hold at most this many
