@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "lock.h"
+#include "map_aligned.h"
 
 namespace libdump::internal {
 
@@ -22,15 +23,7 @@ void* MapAligned(size_t bytes, size_t align, uintptr_t hint) {
       munmap(p, bytes);  // old kernels ignore MAP_FIXED_NOREPLACE and place it elsewhere
     }
   }
-  void* p = mmap(nullptr, bytes + align, PROT_READ | PROT_WRITE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (p == MAP_FAILED) return nullptr;
-  const uintptr_t raw = reinterpret_cast<uintptr_t>(p);
-  const uintptr_t aligned = (raw + align - 1) & ~(uintptr_t{align} - 1);
-  if (aligned > raw) munmap(p, aligned - raw);
-  const uintptr_t tail = raw + bytes + align - (aligned + bytes);
-  if (tail > 0) munmap(reinterpret_cast<void*>(aligned + bytes), tail);
-  return reinterpret_cast<void*>(aligned);
+  return MapAnonymousAligned(bytes, align, MAP_NORESERVE);
 }
 
 SpinLock g_meta_lock;

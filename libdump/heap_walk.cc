@@ -30,17 +30,28 @@ ObjectInfo Describe(const Span* s, uint32_t i) {
   return o;
 }
 
+// The span starting at page, or null if no span starts there. Each span's
+// first page maps to it, free spans included.
+const Span* SpanStartingAt(uintptr_t page) {
+  const Span* s = g_page_map.Get(page);
+  return s != nullptr && s->start == page && s->npages != 0 ? s : nullptr;
+}
+
+// The next span of a walk that steps from span end to span start.
+const Span* WalkStep(uintptr_t page) {
+  const Span* s = SpanStartingAt(page);
+  if (s == nullptr) Fatal("heap walk: page map out of step", reinterpret_cast<void*>(page));
+  return s;
+}
+
 // Reads spans through the page map, arena by arena; object memory is never
-// touched. Each span's first page maps to it, free spans included.
+// touched.
 void Walk(ObjectVisitor visit, void* context) {
   const size_t n = g_arenas.count();
   for (size_t a = 0; a < n; ++a) {
     const Arena arena = g_arenas.at(a);
     for (uintptr_t page = arena.start; page < arena.end;) {
-      const Span* s = g_page_map.Get(page);
-      if (s == nullptr || s->start != page || s->npages == 0) {
-        Fatal("heap walk: page map out of step", reinterpret_cast<void*>(page));
-      }
+      const Span* s = WalkStep(page);
       if (s->state == SpanState::kLarge) {
         visit(Describe(s, 0), context);
       } else if (s->state == SpanState::kSmall) {
@@ -105,13 +116,9 @@ size_t CollectKeptTokens(size_t* arena, uintptr_t* page, KeptToken* out, size_t 
     const Arena a = g_arenas.at(*arena);
     const uintptr_t skip_below = *page;
     uintptr_t at = a.start;
-    if (skip_below > a.start) {
-      const Span* s = g_page_map.Get(skip_below);
-      if (s != nullptr && s->start == skip_below && s->npages != 0) at = skip_below;
-    }
+    if (skip_below > a.start && SpanStartingAt(skip_below) != nullptr) at = skip_below;
     while (at < a.end) {
-      const Span* s = g_page_map.Get(at);
-      if (s == nullptr || s->start != at || s->npages == 0) Fatal("heap walk: page map out of step", reinterpret_cast<void*>(at));
+      const Span* s = WalkStep(at);
       if (at >= skip_below && s->state != SpanState::kFree) {
         if (n == max) {
           *page = at;

@@ -262,9 +262,10 @@ void HeapProfileTable::RecordFree(const void* p) {
 }
 
 size_t HeapProfileTable::StackOfToken(uintptr_t token, uintptr_t* out, size_t max) {
-  const Bucket* b = reinterpret_cast<const Bucket*>(token);
-  const size_t n = b->depth < max ? b->depth : max;
-  std::memcpy(out, b->pcs, n * sizeof(uintptr_t));
+  size_t depth;
+  const uintptr_t* pcs = TokenStack(token, &depth);
+  const size_t n = depth < max ? depth : max;
+  std::memcpy(out, pcs, n * sizeof(uintptr_t));
   return n;
 }
 

@@ -2,6 +2,8 @@
 
 #include <sys/mman.h>
 
+#include "../libdump/map_aligned.h"
+
 namespace libdump::samplers {
 
 HotRegion::~HotRegion() {
@@ -11,17 +13,13 @@ HotRegion::~HotRegion() {
 void* HotRegion::Take(size_t n) {
   if (base_ == 0) {
     if (failed_) return nullptr;
-    // Twice the size, then the unaligned ends unmapped: mmap aligns to pages
-    // only, and a huge page needs a 2 MiB-aligned range.
-    void* raw = mmap(nullptr, 2 * kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (raw == MAP_FAILED) {
+    // A huge page needs a 2 MiB-aligned range.
+    void* mem = internal::MapAnonymousAligned(kSize, kSize, 0);
+    if (mem == nullptr) {
       failed_ = true;
       return nullptr;
     }
-    const uintptr_t r = reinterpret_cast<uintptr_t>(raw);
-    const uintptr_t aligned = (r + kSize - 1) & ~(kSize - 1);
-    if (aligned > r) munmap(raw, aligned - r);
-    if (r + 2 * kSize > aligned + kSize) munmap(reinterpret_cast<void*>(aligned + kSize), r + 2 * kSize - aligned - kSize);
+    const uintptr_t aligned = reinterpret_cast<uintptr_t>(mem);
     // Advice only: without transparent huge pages the region still works,
     // on small pages.
     madvise(reinterpret_cast<void*>(aligned), kSize, MADV_HUGEPAGE);
