@@ -7,7 +7,9 @@
 #
 # Usage: bench/alloc/run.sh [BUILD_DIR] [REPETITIONS]
 #   BUILD_DIR defaults to build-alloc (configured with -DLIBDUMP_BUILD_BENCH=ON);
-#   each cell is the best of REPETITIONS runs (default 3).
+#   REPETITIONS rounds (default 3), each running every workload under every
+#   allocator once; a cell is the best of its runs, a time ratio the median
+#   of the per-round ratios.
 #   ALLOC_BENCH_ONLY=larson,prodcons runs only the named workloads.
 #   ALLOC_BENCH_BASELINE=/path/to/libdump.so adds a "before" column (another
 #   build of libdump, e.g. the parent commit's) that is not counted as a peer.
@@ -90,24 +92,34 @@ def run(cmd, preload, extra_env={}):
         sys.exit(f"{cmd[0]} failed under {preload}: status {status}")
     return elapsed, int(open(rss).read().split()[-1]) / 1024.0, open(out).read()
 
-results = {}
-for wname, cmd in workloads:
-    expected = None
-    for aname, preload in allocators:
-        best_t, best_rss = None, None
-        for _ in range(reps):
+# Rounds: each round runs every workload under every allocator once, so a
+# drift in the host's speed (this suite runs on shared VMs) reaches every
+# allocator alike instead of whichever ran during a slow spell. A cell is the
+# best of its REPS runs; a time ratio is the median over rounds of the ratio
+# within one round (paired), which the drift cancels out of.
+times = {}  # (workload, allocator) -> time of each round
+rss_best = {}
+expected = {}
+for r in range(reps):
+    for wname, cmd in workloads:
+        for aname, preload in allocators:
             t, rss, out = run(cmd, preload)
-            if expected is None:
-                expected = out
-            elif out != expected:
+            if wname not in expected:
+                expected[wname] = out
+            elif out != expected[wname]:
                 sys.exit(f"{wname}: output under {aname} differs from glibc's")
-            best_t = t if best_t is None else min(best_t, t)
-            best_rss = rss if best_rss is None else min(best_rss, rss)
-        results[(wname, aname)] = (best_t, best_rss)
-        print(f"  {wname:14s} {aname:9s} {best_t:7.3f} s {best_rss:8.1f} MiB", file=sys.stderr)
+            times.setdefault((wname, aname), []).append(t)
+            rss_best[(wname, aname)] = min(rss, rss_best.get((wname, aname), rss))
+    print(f"  round {r + 1} of {reps} done", file=sys.stderr)
+results = {k: (min(v), rss_best[k]) for k, v in times.items()}
+
+def paired(wname, a, bs):
+    """Median over rounds of a's time / the best of bs's times in that round."""
+    rs = sorted(times[(wname, a)][i] / min(times[(wname, b)][i] for b in bs) for i in range(reps))
+    return rs[len(rs) // 2] if len(rs) % 2 else (rs[len(rs) // 2 - 1] + rs[len(rs) // 2]) / 2
 
 names = [a for a, _ in allocators]
-print(f"\nbest of {reps} runs; time in seconds, peak RSS in MiB\n")
+print(f"\nbest of {reps} rounds; time in seconds, peak RSS in MiB\n")
 print("| workload | " + " | ".join(f"{n} time | {n} RSS" for n in names) + " |")
 print("|---" * (1 + 2 * len(names)) + "|")
 for wname, _ in workloads:
@@ -118,18 +130,17 @@ for wname, _ in workloads:
     print(f"| {wname} | " + " | ".join(cells) + " |")
 peers = [n for n in names if n not in ("libdump", "before")]
 if "libdump" in names:
-    print("\nlibdump / peer (time, peak RSS); below 1.00 means libdump is better\n")
+    print("\nlibdump / peer (time: median of per-round ratios; peak RSS: best of rounds); below 1.00 means libdump is better\n")
     before = ["vs before"] if "before" in names else []
     print("| workload | " + " | ".join([f"vs {p}" for p in peers] + before) + " | vs best peer time | vs best peer RSS |")
     print("|---" * (3 + len(peers) + len(before)) + "|")
     for wname, _ in workloads:
-        lt, lr = results[(wname, "libdump")]
-        cells = [f"{lt / results[(wname, p)][0]:.2f} / {lr / results[(wname, p)][1]:.2f}" for p in peers]
-        bt = min(results[(wname, p)][0] for p in peers)
+        lr = results[(wname, "libdump")][1]
+        cells = [f"{paired(wname, 'libdump', [p]):.2f} / {lr / results[(wname, p)][1]:.2f}" for p in peers]
         br = min(results[(wname, p)][1] for p in peers)
         if "before" in names:
-            cells.append(f"{lt / results[(wname, 'before')][0]:.2f} / {lr / results[(wname, 'before')][1]:.2f}")
-        print(f"| {wname} | " + " | ".join(cells) + f" | {lt / bt:.2f} | {lr / br:.2f} |")
+            cells.append(f"{paired(wname, 'libdump', ['before']):.2f} / {lr / results[(wname, 'before')][1]:.2f}")
+        print(f"| {wname} | " + " | ".join(cells) + f" | {paired(wname, 'libdump', peers):.2f} | {lr / br:.2f} |")
 
 print("\nfork() pause with a 1 GiB heap (best of 5 forks per run, best of REPS runs)\n")
 print("| allocator | fork ms | ms per GiB of RSS | AnonHugePages GiB |")
