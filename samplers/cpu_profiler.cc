@@ -198,8 +198,28 @@ void* Trampoline(void* p) {
 }  // namespace
 }  // namespace samplers
 
+namespace samplers {
+namespace {
+// fork: the child has only the forking thread. The session's worker is not
+// there and neither are its timers (fork does not inherit them), and its file
+// is the parent's. The child abandons the session, as if none had started: a
+// stop there (the preload's at-exit one included) must neither wait for a
+// worker that does not exist nor write into the parent's profile.
+void ForkPrepare() { g_session_mu.lock(); }
+void ForkParent() { g_session_mu.unlock(); }
+void ForkChild() {
+  g_session = nullptr;  // left behind: its mutex, condition and thread are the parent's
+  g_active.store(false, std::memory_order_release);
+  g_engine.store(nullptr, std::memory_order_release);
+  g_session_mu.unlock();
+}
+}  // namespace
+}  // namespace samplers
+
 bool StartCPUProfile(int fd) {
   using namespace samplers;
+  static const int fork_handlers = pthread_atfork(ForkPrepare, ForkParent, ForkChild);
+  (void)fork_handlers;
   std::lock_guard<std::mutex> g(g_session_mu);
   if (g_session != nullptr) {
     errno = EBUSY;

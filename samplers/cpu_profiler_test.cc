@@ -8,7 +8,9 @@
 // thread enters an intercepted call, which a spinning thread never does.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cmath>
@@ -156,6 +158,29 @@ TEST(CPUProfiler, RateAndRestart) {
   EXPECT_EQ(p.period, 4000000);
   EXPECT_NEAR(p.Total("samples", "SerialBurn"), 25, 2);
   SetCPUProfileRate(100);
+}
+
+// A forked child has the parent's session but not its worker thread or its
+// timers, and the profile's file is the parent's. A stop in the child (the
+// preload's at-exit handler makes one in every child that exits normally)
+// returns at once and writes nothing; without the fork handlers it waited
+// forever for the worker.
+TEST(CPUProfiler, ForkedChildStopsAtOnceAndLeavesTheParentsProfile) {
+  TempFile f;
+  ASSERT_TRUE(StartCPUProfile(f.fd()));
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    alarm(20);  // a hang ends the child with SIGALRM, failing the test
+    const bool ok = StopCPUProfile();
+    _exit(ok && lseek(f.fd(), 0, SEEK_END) == 0 ? 0 : 3);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+  SerialBurn(50000000);
+  ASSERT_TRUE(StopCPUProfile());
+  EXPECT_NEAR(Profile(f).Total("samples", "SerialBurn"), 5, 2);
 }
 
 }  // namespace

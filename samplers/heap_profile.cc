@@ -1,5 +1,6 @@
 #include "heap_profile.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <sys/mman.h>
 
@@ -351,6 +352,13 @@ HeapProfileTable& GlobalHeapTable() {
     void* mem = hot->Take(sizeof(HeapProfileTable));
     HeapProfileTable* made = new (mem != nullptr ? mem : MapOrDie(sizeof(HeapProfileTable))) HeapProfileTable(hot);
     g_table.store(made, std::memory_order_release);
+    // A fork while another thread holds the lock would leave it held forever
+    // in the child, whose first sample would then spin. Nothing is allocated
+    // under the lock, so taking it before the allocator's own fork locks
+    // cannot deadlock.
+    pthread_atfork([] { g_table.load(std::memory_order_acquire)->Lock(); },
+                   [] { g_table.load(std::memory_order_acquire)->Unlock(); },
+                   [] { g_table.load(std::memory_order_acquire)->Unlock(); });
     return made;
   }();
   return *t;

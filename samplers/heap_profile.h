@@ -109,6 +109,7 @@ class alignas(64) HeapProfileTable {
   void LiveInsert(uintptr_t p, Bucket* b);
   LiveSlot* LiveFind(uintptr_t p);
   void LiveGrow();
+  friend HeapProfileTable& GlobalHeapTable();  // its fork handlers take the lock
   void Lock();
   void Unlock() { lock_.store(false, std::memory_order_release); }
 

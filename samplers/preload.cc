@@ -2,6 +2,7 @@
 // exit, LIBDUMP_HEAPPROFILE=path writes the heap profile at exit,
 // LIBDUMP_MEMPROFILE_RATE=bytes sets the heap sampling rate.
 #include <fcntl.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -34,7 +35,15 @@ void AtExit() {
   }
 }
 
+// A forked child writes neither profile: both paths are the parent's, and a
+// child that exits normally would truncate or interleave the parent's file.
+void ForkChild() {
+  g_cpu_fd = -1;  // the descriptor is closed on exec (O_CLOEXEC)
+  g_heap_path = nullptr;
+}
+
 __attribute__((constructor)) void Init() {
+  pthread_atfork(nullptr, nullptr, ForkChild);
   if (const char* r = getenv("LIBDUMP_MEMPROFILE_RATE")) libdump::SetMemProfileRate(std::strtoll(r, nullptr, 10));
   if (const char* hz = getenv("LIBDUMP_CPUPROFILE_RATE")) libdump::SetCPUProfileRate(std::atoi(hz));
   g_heap_path = getenv("LIBDUMP_HEAPPROFILE");
