@@ -257,7 +257,9 @@ bool StartCPUProfile(int fd) {
   return true;
 }
 
-bool StopCPUProfile() {
+bool StopCPUProfile() { return StopCPUProfile(-1); }
+
+bool StopCPUProfile(int fd) {
   using namespace samplers;
   std::unique_lock<std::mutex> g(g_session_mu);
   Session* s = g_session;
@@ -274,6 +276,7 @@ bool StopCPUProfile() {
   s->worker.join();
   Drain(*s);
   g.unlock();
+  if (fd >= 0) s->fd = fd;
   const bool ok = WriteProfile(*s);
   // The engine may still be referenced by a thread exit racing the stop, so
   // it is retired rather than freed: kept reachable (not a leak), one per

@@ -7,3 +7,11 @@ if(TARGET libdump_samplers AND TARGET libdump_heap)
             ${CMAKE_CURRENT_BINARY_DIR}/pprof_go_check)
   set_tests_properties(pprof_go_tool_reads_profiles PROPERTIES LABELS integration TIMEOUT 300)
 endif()
+# The preload's profiles of a process tree (bash children, a dash one that
+# ends with _exit, a killed one). Preloads uninstrumented programs: not ASan.
+if(TARGET libdump_runtime AND TARGET libdump_prof_preload)
+  add_test(NAME pprof_preload_children
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/pprof/preload_children.sh $<TARGET_FILE:libdump_runtime>
+            $<TARGET_FILE:libdump_prof_preload> ${CMAKE_CURRENT_BINARY_DIR}/pprof_preload_children)
+  set_tests_properties(pprof_preload_children PROPERTIES LABELS "integration;no_asan" TIMEOUT 300)
+endif()

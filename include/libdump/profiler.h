@@ -27,6 +27,10 @@ namespace libdump {
 bool StartCPUProfile(int fd);
 // Stops sampling and writes the gzipped profile.proto. False on a write error.
 bool StopCPUProfile();
+// The same, written to fd instead of the start's descriptor (which may then
+// be -1): for a caller that opens its output only once the profile is done,
+// so a process killed before that leaves no file behind.
+bool StopCPUProfile(int fd);
 // Samples per second of CPU time per thread. Takes effect at the next start.
 // hz <= 0 is ignored. Default 100.
 void SetCPUProfileRate(int hz);

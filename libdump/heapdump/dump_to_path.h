@@ -10,7 +10,7 @@ namespace libdump::heapdump {
 
 constexpr const char* kDefaultDumpPath = "heap.%p.%t.dump";
 
-// "%p" -> pid, "%t" -> seconds since the epoch, "%%" -> "%".
+// output::ExpandPath of pattern (%p pid, %t time), of kDefaultDumpPath if empty.
 std::string ExpandDumpPath(const char* pattern);
 
 // Dumps into PATH.partial (mode 0600), renames it to PATH when complete or
