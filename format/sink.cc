@@ -7,10 +7,46 @@
 #define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
+#include <dlfcn.h>
+
 #include <cstdlib>
 #include <new>
 
 namespace libdump::format {
+
+namespace {
+
+struct ZstdApi {
+  decltype(&ZSTD_CStreamOutSize) CStreamOutSize;
+  decltype(&ZSTD_estimateCStreamSize) estimateCStreamSize;
+  decltype(&ZSTD_initStaticCCtx) initStaticCCtx;
+  decltype(&ZSTD_CCtx_setParameter) CCtx_setParameter;
+  decltype(&ZSTD_compressStream2) compressStream2;
+  decltype(&ZSTD_isError) isError;
+};
+
+template <typename F>
+bool Bind(void* lib, const char* name, F* fn) {
+  *fn = reinterpret_cast<F>(dlsym(lib, name));
+  return *fn != nullptr;
+}
+
+// Opened once and never closed; null if libzstd is missing.
+const ZstdApi* Zstd() {
+  static const ZstdApi* const api = []() -> const ZstdApi* {
+    void* lib = dlopen("libzstd.so.1", RTLD_NOW | RTLD_LOCAL);
+    static ZstdApi z;
+    const bool ok = lib != nullptr && Bind(lib, "ZSTD_CStreamOutSize", &z.CStreamOutSize) &&
+                    Bind(lib, "ZSTD_estimateCStreamSize", &z.estimateCStreamSize) &&
+                    Bind(lib, "ZSTD_initStaticCCtx", &z.initStaticCCtx) &&
+                    Bind(lib, "ZSTD_CCtx_setParameter", &z.CCtx_setParameter) &&
+                    Bind(lib, "ZSTD_compressStream2", &z.compressStream2) && Bind(lib, "ZSTD_isError", &z.isError);
+    return ok ? &z : nullptr;
+  }();
+  return api;
+}
+
+}  // namespace
 
 void FdSink::Write(const void* data, size_t n) {
   if (error_ != 0) return;
@@ -73,9 +109,16 @@ void OstreamSink::Flush() {
 
 // The context lives in memory sized by ZSTD_estimateCStreamSize and handed to
 // ZSTD_initStaticCCtx, so compression never calls malloc once writing starts.
+bool ZstdSink::LoadLibrary() { return Zstd() != nullptr; }
+
 ZstdSink::ZstdSink(Sink& next, int level) : next_(next) {
-  out_size_ = ZSTD_CStreamOutSize();
-  const size_t ws = (ZSTD_estimateCStreamSize(level) + 63) & ~size_t{63};
+  const ZstdApi* z = Zstd();
+  if (z == nullptr) {
+    SetError(ELIBACC);
+    return;
+  }
+  out_size_ = z->CStreamOutSize();
+  const size_t ws = (z->estimateCStreamSize(level) + 63) & ~size_t{63};
   memory_size_ = (ws + out_size_ + 4095) & ~size_t{4095};
   void* p = mmap(nullptr, memory_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (p == MAP_FAILED) {
@@ -85,10 +128,10 @@ ZstdSink::ZstdSink(Sink& next, int level) : next_(next) {
   }
   memory_ = p;
   // The context goes first: a static context must be 8-byte aligned.
-  auto* cctx = ZSTD_initStaticCCtx(p, ws);
+  auto* cctx = z->initStaticCCtx(p, ws);
   out_ = static_cast<unsigned char*>(p) + ws;
   cctx_ = cctx;
-  if (cctx == nullptr || ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level))) {
+  if (cctx == nullptr || z->isError(z->CCtx_setParameter(cctx, ZSTD_c_compressionLevel, level))) {
     SetError(EINVAL);
   }
 }
@@ -99,11 +142,12 @@ ZstdSink::~ZstdSink() {
 
 void ZstdSink::Write(const void* data, size_t n) {
   if (error_ != 0) return;
+  const ZstdApi* z = Zstd();  // not null: the constructor would have set error_
   ZSTD_inBuffer in{data, n, 0};
   while (in.pos < in.size) {
     ZSTD_outBuffer out{out_, out_size_, 0};
-    const size_t rc = ZSTD_compressStream2(static_cast<ZSTD_CCtx*>(cctx_), &out, &in, ZSTD_e_continue);
-    if (ZSTD_isError(rc)) {
+    const size_t rc = z->compressStream2(static_cast<ZSTD_CCtx*>(cctx_), &out, &in, ZSTD_e_continue);
+    if (z->isError(rc)) {
       SetError(EIO);
       return;
     }
@@ -116,12 +160,13 @@ void ZstdSink::Write(const void* data, size_t n) {
 // Runs ZSTD_e_flush or ZSTD_e_end until zstd has handed over everything.
 static int EndBlock(ZSTD_CCtx* cctx, unsigned char* buf, size_t size, Sink& next,
                     ZSTD_EndDirective mode) {
+  const ZstdApi* z = Zstd();
   size_t remaining;
   do {
     ZSTD_outBuffer out{buf, size, 0};
     ZSTD_inBuffer in{nullptr, 0, 0};
-    remaining = ZSTD_compressStream2(cctx, &out, &in, mode);
-    if (ZSTD_isError(remaining)) return EIO;
+    remaining = z->compressStream2(cctx, &out, &in, mode);
+    if (z->isError(remaining)) return EIO;
     next.Write(buf, out.pos);
   } while (remaining != 0);
   next.Flush();

@@ -1,5 +1,6 @@
 #include "stack_unwind.h"
 
+#include <dlfcn.h>
 #include <libunwind.h>
 
 #include <algorithm>
@@ -14,6 +15,49 @@ extern "C" int _Ux86_64_dwarf_search_unwind_table(unw_addr_space_t as, unw_word_
 namespace libdump::capture {
 
 namespace {
+
+// libunwind's remote interface, opened when the first unwinder is made
+// rather than linked: a process that preloads libdump.so and never dumps,
+// nearly every one, then loads neither libunwind nor the liblzma it needs at
+// each exec. The unw_* names are macros for the _Ux86_64_* symbols.
+struct UnwindApi {
+  decltype(&unw_create_addr_space) create_addr_space;
+  decltype(&unw_set_caching_policy) set_caching_policy;
+  decltype(&unw_destroy_addr_space) destroy_addr_space;
+  decltype(&unw_init_remote) init_remote;
+  decltype(&unw_get_reg) get_reg;
+  decltype(&unw_get_proc_info) get_proc_info;
+  decltype(&unw_step) step;
+  decltype(&_Ux86_64_dwarf_search_unwind_table) dwarf_search_unwind_table;
+};
+
+#define LIBDUMP_SYMBOL_NAME(macro) LIBDUMP_SYMBOL_NAME_OF(macro)
+#define LIBDUMP_SYMBOL_NAME_OF(name) #name
+
+template <typename F>
+bool Bind(void* lib, const char* name, F* fn) {
+  *fn = reinterpret_cast<F>(dlsym(lib, name));
+  return *fn != nullptr;
+}
+
+// Opened once and never closed; null if libunwind is missing.
+const UnwindApi* UnwindLibrary() {
+  static const UnwindApi* const api = []() -> const UnwindApi* {
+    void* lib = dlopen("libunwind-x86_64.so.8", RTLD_NOW | RTLD_LOCAL);
+    static UnwindApi u;
+    const bool ok =
+        lib != nullptr && Bind(lib, LIBDUMP_SYMBOL_NAME(unw_create_addr_space), &u.create_addr_space) &&
+        Bind(lib, LIBDUMP_SYMBOL_NAME(unw_set_caching_policy), &u.set_caching_policy) &&
+        Bind(lib, LIBDUMP_SYMBOL_NAME(unw_destroy_addr_space), &u.destroy_addr_space) &&
+        Bind(lib, LIBDUMP_SYMBOL_NAME(unw_init_remote), &u.init_remote) &&
+        Bind(lib, LIBDUMP_SYMBOL_NAME(unw_get_reg), &u.get_reg) &&
+        Bind(lib, LIBDUMP_SYMBOL_NAME(unw_get_proc_info), &u.get_proc_info) &&
+        Bind(lib, LIBDUMP_SYMBOL_NAME(unw_step), &u.step) &&
+        Bind(lib, "_Ux86_64_dwarf_search_unwind_table", &u.dwarf_search_unwind_table);
+    return ok ? &u : nullptr;
+  }();
+  return api;
+}
 
 // Where a module's .eh_frame_hdr binary-search table lives.
 struct UnwindTable {
@@ -84,6 +128,7 @@ bool TableFor(const Module& m, const MemoryMap& mem, UnwindTable* t) {
 }  // namespace
 
 struct StackUnwinder::Impl {
+  const UnwindApi* unw = nullptr;  // null: libunwind is missing, no frames
   const MemoryMap* memory;
   std::vector<UnwindTable> tables;
   unw_addr_space_t as = nullptr;
@@ -114,7 +159,7 @@ int FindProcInfo(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t* pi, int ne
   di.u.rti.segbase = t->hdr;
   di.u.rti.table_data = t->table;
   di.u.rti.table_len = t->fde_count * 8 / sizeof(unw_word_t);  // in words, as libunwind counts
-  return _Ux86_64_dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
+  return impl->unw->dwarf_search_unwind_table(as, ip, &di, pi, need_unwind_info, arg);
 }
 
 // libunwind frees the table-format unwind info it hands out itself.
@@ -151,6 +196,8 @@ int GetProcName(unw_addr_space_t, unw_word_t, char*, size_t, unw_word_t*, void*)
 
 StackUnwinder::StackUnwinder(const std::vector<Module>& modules, const MemoryMap& memory)
     : impl_(new Impl) {
+  impl_->unw = UnwindLibrary();
+  if (impl_->unw == nullptr) return;
   impl_->memory = &memory;
   for (const Module& m : modules) {
     UnwindTable t;
@@ -166,32 +213,33 @@ StackUnwinder::StackUnwinder(const std::vector<Module>& modules, const MemoryMap
   acc.access_fpreg = AccessFpreg;
   acc.resume = Resume;
   acc.get_proc_name = GetProcName;
-  impl_->as = unw_create_addr_space(&acc, 0);
+  impl_->as = impl_->unw->create_addr_space(&acc, 0);
   // No cache: libunwind's caches take locks.
-  if (impl_->as != nullptr) unw_set_caching_policy(impl_->as, UNW_CACHE_NONE);
+  if (impl_->as != nullptr) impl_->unw->set_caching_policy(impl_->as, UNW_CACHE_NONE);
 }
 
 StackUnwinder::~StackUnwinder() {
-  if (impl_->as != nullptr) unw_destroy_addr_space(impl_->as);
+  if (impl_->as != nullptr) impl_->unw->destroy_addr_space(impl_->as);
   delete impl_;
 }
 
 size_t StackUnwinder::Unwind(const greg_t* regs, UnwoundFrame* out, size_t max) {
   if (impl_->as == nullptr || max == 0) return 0;
   impl_->regs = regs;
+  const UnwindApi* unw = impl_->unw;
   unw_cursor_t cursor;
-  if (unw_init_remote(&cursor, impl_->as, impl_) != 0) return 0;
+  if (unw->init_remote(&cursor, impl_->as, impl_) != 0) return 0;
   size_t n = 0;
   do {
     unw_word_t ip = 0, sp = 0;
-    unw_get_reg(&cursor, UNW_REG_IP, &ip);
-    unw_get_reg(&cursor, UNW_REG_SP, &sp);
+    unw->get_reg(&cursor, UNW_REG_IP, &ip);
+    unw->get_reg(&cursor, UNW_REG_SP, &sp);
     if (ip == 0) break;
     if (n > 0 && sp <= out[n - 1].sp) break;  // stacks grow down: a frame never repeats
     unw_proc_info_t pi;
-    out[n] = {sp, ip, unw_get_proc_info(&cursor, &pi) == 0 ? pi.start_ip : 0};
+    out[n] = {sp, ip, unw->get_proc_info(&cursor, &pi) == 0 ? pi.start_ip : 0};
     ++n;
-  } while (n < max && unw_step(&cursor) > 0);
+  } while (n < max && unw->step(&cursor) > 0);
   return n;
 }
 

@@ -27,7 +27,8 @@ struct UnwoundFrame {
 
 class StackUnwinder {
  public:
-  // Build it before stopping the world (it allocates); `modules` and `memory`
+  // Build it before stopping the world (it allocates, and the first one opens
+  // libunwind; without libunwind it unwinds nothing); `modules` and `memory`
   // must outlive it. `memory` may be re-read while stopped.
   StackUnwinder(const std::vector<Module>& modules, const MemoryMap& memory);
   ~StackUnwinder();

@@ -445,6 +445,12 @@ WriterOptions WriterFor(const DumpOptions& o) {
 }
 
 DumpResult Dump::Run(int fd) {
+  // The sink is made after the stop (or in a forked child), where opening a
+  // library could wait forever on a loader lock a stopped thread holds.
+  if (options_.zstd && !ZstdSink::LoadLibrary()) {
+    result_.error = ELIBACC;
+    return result_;
+  }
   if (!Prepare()) {
     result_.error = ENOMEM;
     return result_;

@@ -64,8 +64,17 @@ class OstreamSink final : public Sink {
 // compression context and the output buffer) is mapped in the constructor, so
 // compressing neither allocates nor adds objects to the heap being dumped;
 // Finish() ends the frame and must be called before the dump is complete.
+//
+// libzstd is opened (dlopen) the first time it is needed rather than linked:
+// a process that preloads libdump.so and never compresses a dump, nearly
+// every one, does not load it at each exec. A sink made while libzstd cannot
+// be opened reports ELIBACC.
 class ZstdSink final : public Sink {
  public:
+  // Opens libzstd now, where opening it later would be unsafe (after
+  // threads are stopped, in a child forked from them). False if it cannot be.
+  static bool LoadLibrary();
+
   ZstdSink(Sink& next, int level);
   ~ZstdSink() override;
   ZstdSink(const ZstdSink&) = delete;
