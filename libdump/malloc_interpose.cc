@@ -12,6 +12,7 @@
 #include <new>
 
 #include "allocator.h"
+#include "background_release.h"
 #include "libdump/heap.h"
 
 #define LIBDUMP_EXPORT extern "C" __attribute__((visibility("default")))
@@ -173,6 +174,8 @@ LIBDUMP_EXPORT void* pvalloc(size_t size) {
 }
 
 LIBDUMP_EXPORT size_t malloc_usable_size(void* p) { return UsableSizeImpl(p); }
+// glibc's: 1 if memory was given back to the OS. pad is what to keep.
+LIBDUMP_EXPORT int malloc_trim(size_t pad) { return libdump::internal::ReleaseFreeMemoryDownTo(pad) > 0 ? 1 : 0; }
 
 // operator new and delete, every form.
 #define LIBDUMP_NEW_EXPORT __attribute__((visibility("default")))

@@ -136,3 +136,19 @@ TEST(MallocInterposeDeathTest, FreeingAStackAddressIsFatal) {
 
 }  // namespace
 }  // namespace libdump
+
+TEST(MallocInterpose, MallocTrimGivesFreePagesBack) {
+  constexpr size_t kBlock = 4 << 20, kBlocks = 8;  // under the decay's hard cap: kept committed
+  std::vector<void*> blocks;
+  for (size_t i = 0; i < kBlocks; ++i) {
+    blocks.push_back(malloc(kBlock));
+    memset(blocks.back(), 1, kBlock);
+  }
+  for (void* p : blocks) free(p);
+  const uint64_t before = libdump::GetHeapStats().bytes_free_committed;
+  ASSERT_GE(before, kBlock * kBlocks);
+  EXPECT_EQ(malloc_trim(0), 1);
+  const uint64_t after = libdump::GetHeapStats().bytes_free_committed;
+  EXPECT_LE(after + kBlock * kBlocks, before) << "released " << (before - after);
+  EXPECT_EQ(malloc_trim(0), 0) << "nothing was left to give back";
+}

@@ -82,4 +82,20 @@ bool IsSampled(const void* p);
 enum class HugePages { kOff, kOn, kAuto };
 void SetHugePages(HugePages mode);
 
+// Gives every empty committed page back to the OS now (madvise), like
+// tcmalloc's ReleaseMemoryToSystem; malloc_trim(pad) does the same down to
+// pad bytes. Returns the bytes released. Pages of a huge-page region go only
+// once the whole region is free.
+uint64_t ReleaseFreeMemory();
+
+// Empty pages are released as they stay unused (a decay, docs/ALLOCATOR.md),
+// but only while the program allocates: one that stops keeps what it freed
+// last, up to a cap. With this on, a thread ("libdump-release") runs the
+// decay every 100 ms instead, as jemalloc's background_thread does. Off by
+// default, since a thread the program did not create can break one that must
+// stay single-threaded (unshare(CLONE_NEWUSER), for one);
+// LIBDUMP_BACKGROUND_RELEASE=1 turns it on at start. A forked child runs
+// without it until it turns it on. False if the thread cannot be created.
+bool SetBackgroundRelease(bool on);
+
 }  // namespace libdump
