@@ -3,7 +3,8 @@
 # side, and prints wall time and peak RSS, then libdump's ratios to each peer
 # (below 1.00 = libdump is faster / smaller). Last, the fork() pause of a
 # process with a 1 GiB heap under each allocator (libdump with and without
-# huge pages), what a fork-snapshot heap dump stops the program for.
+# huge pages), what a fork-snapshot heap dump stops the program for; and the
+# fixed cost of each: the time to start a program under it and its RSS.
 #
 # Usage: bench/alloc/run.sh [BUILD_DIR] [REPETITIONS]
 #   BUILD_DIR defaults to build-alloc (configured with -DLIBDUMP_BUILD_BENCH=ON);
@@ -157,5 +158,18 @@ for aname, preload, extra in fork_runs:
         if best is None or ms < best[0]:
             best = (ms, per, huge)
     print(f"| {aname} | {best[0]:.2f} | {best[1]:.2f} | {best[2]:.2f} |")
+
+# What every process pays for the preload before it allocates anything: the
+# libraries loaded and the allocator's own start-up. A shell under the
+# allocator starts /bin/true (also under it) 300 times.
+starts = 300
+print(f"\nfixed cost: ms per start of /bin/true ({starts} started by sh, both preloaded; best of REPS runs) and its peak RSS\n")
+print("| allocator | ms per start | peak RSS MiB |")
+print("|---|---|---|")
+loop = ["sh", "-c", f"i=0; while [ $i -lt {starts} ]; do /bin/true; i=$((i+1)); done"]
+for aname, preload in allocators:
+    ms = min(run(loop, preload)[0] for _ in range(reps)) / starts * 1000
+    rss = min(run(["/bin/true"], preload)[1] for _ in range(reps))
+    print(f"| {aname} | {ms:.2f} | {rss:.2f} |")
 shutil.rmtree(tmp)
 PY
