@@ -17,8 +17,12 @@ TEST(ChunkPlan, CutsAtTheFirstBoundaryPastTheTarget) {
   EXPECT_EQ(c.front().start, 16u);
   EXPECT_EQ(c.back().end, 1036u);
   for (size_t i = 0; i < c.size(); ++i) {
-    if (i > 0) EXPECT_EQ(c[i].start, c[i - 1].end);
-    if (i + 1 < c.size()) EXPECT_EQ(c[i].end - c[i].start, 120u);  // 4 records of 30: the first past 100
+    if (i > 0) {
+      EXPECT_EQ(c[i].start, c[i - 1].end);
+    }
+    if (i + 1 < c.size()) {
+      EXPECT_EQ(c[i].end - c[i].start, 120u);  // 4 records of 30: the first past 100
+    }
     EXPECT_FALSE(c[i].serial);
   }
 }
