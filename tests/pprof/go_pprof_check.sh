@@ -1,14 +1,10 @@
 #!/bin/sh
 # Reads profiles written by libdump's profilers with the real `go tool pprof`.
 #   go_pprof_check.sh PROFILE_WRITER WORKDIR
-# Fails (never skips) when go is missing: CI installs golang-go.
 set -eu
 W=$1
 D=$2
-command -v go >/dev/null 2>&1 || { echo "FAIL: go not found (apt-get install golang-go)"; exit 1; }
-export HOME=${HOME:-$D}
-export GOCACHE=${GOCACHE:-$D/gocache}
-rm -rf "$D" && mkdir -p "$D"
+. "$(dirname "$0")/go_workdir.sh"
 "$W" "$D"
 fail=0
 check() {  # check DESCRIPTION PATTERN pprof-args...

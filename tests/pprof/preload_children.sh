@@ -6,15 +6,11 @@
 # never exits, so they leave nothing, not even a PATH.partial. With %p in the
 # path every process writes its own name and no suffix is added.
 #   preload_children.sh LIBDUMP_SO LIBDUMPPROF_SO WORKDIR
-# Fails (never skips) when go is missing: CI installs golang-go.
 set -eu
 RT=$1
 PROF=$2
 D=$3
-command -v go >/dev/null 2>&1 || { echo "FAIL: go not found (apt-get install golang-go)"; exit 1; }
-export HOME=${HOME:-$D}
-export GOCACHE=${GOCACHE:-$D/gocache}
-rm -rf "$D" && mkdir -p "$D"
+. "$(dirname "$0")/go_workdir.sh"
 unset LIBDUMP_PROFILE_ROOT
 fail=0
 say_fail() { echo "FAIL: $*"; fail=1; }
