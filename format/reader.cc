@@ -6,13 +6,17 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <zstd.h>
+
 #include <algorithm>
 #include <bit>
 #include <boost/iostreams/filter/gzip.hpp>
-#include <boost/iostreams/filter/zstd.hpp>
 #include <boost/iostreams/filtering_stream.hpp>
 #include <cstring>
+#include <ios>
+#include <memory>
 #include <optional>
+#include <vector>
 
 #include "libdump/format/uvarint.h"
 
@@ -118,7 +122,104 @@ class ReplayDevice {
   size_t pos_ = 0;
 };
 
+// zstd decompression as a Boost.iostreams filter. Boost's own
+// zstd_decompressor ends the stream quietly when its input ends inside a
+// frame, so a truncated file read as a shorter, valid one (up to its eof
+// record, often a whole dump less its last block); this one reports it.
+class ZstdDecompressor {
+ public:
+  using char_type = char;
+  struct category : io::multichar_input_filter_tag, io::closable_tag {};
+
+  ZstdDecompressor()
+      : stream_(ZSTD_createDStream(), ZSTD_freeDStream), in_(std::make_shared<std::vector<char>>(ZSTD_DStreamInSize())) {
+    if (!stream_) throw std::bad_alloc();
+  }
+
+  // An error is raised only once the output before it is handed over, so
+  // the reader reports it at the exact offset where the good data ends.
+  template <typename Source>
+  std::streamsize read(Source& src, char* s, std::streamsize n) {
+    if (!error_.empty()) throw std::runtime_error(error_);
+    ZSTD_outBuffer out{s, static_cast<size_t>(n), 0};
+    while (out.pos < out.size && error_.empty()) {
+      if (in_pos_ == in_size_ && !input_ended_) {
+        const std::streamsize got = io::read(src, in_->data(), static_cast<std::streamsize>(in_->size()));
+        in_pos_ = 0;
+        in_size_ = got > 0 ? static_cast<size_t>(got) : 0;
+        input_ended_ = got < 0;
+      }
+      if (in_pos_ == in_size_ && input_ended_) {
+        // Done only at a frame's end; zstd may still hold output of a frame
+        // whose input it has all (its hint is 0 once that is flushed).
+        if (hint_ == 0) break;
+        const size_t before = out.pos;
+        ZSTD_inBuffer none{nullptr, 0, 0};
+        Step(&out, &none);
+        if (out.pos == before && error_.empty()) error_ = "truncated: the input ends inside a zstd frame";
+        continue;
+      }
+      ZSTD_inBuffer in{in_->data(), in_size_, in_pos_};
+      Step(&out, &in);
+      in_pos_ = in.pos;
+    }
+    if (out.pos > 0) return static_cast<std::streamsize>(out.pos);
+    if (!error_.empty()) throw std::runtime_error(error_);
+    return -1;
+  }
+
+  template <typename Source>
+  void close(Source&) {
+    ZSTD_DCtx_reset(stream_.get(), ZSTD_reset_session_only);
+    in_pos_ = in_size_ = 0;
+    input_ended_ = false;
+    hint_ = 0;
+    error_.clear();
+  }
+
+ private:
+  void Step(ZSTD_outBuffer* out, ZSTD_inBuffer* in) {
+    const size_t r = ZSTD_decompressStream(stream_.get(), out, in);
+    if (ZSTD_isError(r)) {
+      error_ = ZSTD_getErrorName(r);
+    } else {
+      hint_ = r;
+    }
+  }
+
+  // Shared: Boost copies filters as it pushes them.
+  std::shared_ptr<ZSTD_DStream> stream_;
+  std::shared_ptr<std::vector<char>> in_;
+  size_t in_pos_ = 0, in_size_ = 0;
+  bool input_ended_ = false;
+  size_t hint_ = 0;  // ZSTD_decompressStream's last result: 0 at a frame's end
+  std::string error_;
+};
+
+// What went wrong, in place of its what(), which is "gzip error" for all.
+std::string DescribeGzipError(const io::gzip_error& e) {
+  switch (e.error()) {
+    case io::gzip::bad_crc:
+      return "the CRC does not match the data";
+    case io::gzip::bad_length:
+      return "the recorded length does not match the data";
+    case io::gzip::bad_header:
+      return "malformed header";
+    case io::gzip::bad_footer:
+      return "truncated or malformed trailer";
+    case io::gzip::bad_method:
+      return "unsupported compression method";
+    case io::gzip::zlib_error:
+      return e.zlib_error_code() == io::zlib::data_error
+                 ? "invalid deflate data"
+                 : "zlib error " + std::to_string(e.zlib_error_code()) + " (truncated or damaged deflate data)";
+  }
+  return "error " + std::to_string(e.error());
+}
+
 constexpr uint8_t kZstdMagic[] = {0x28, 0xB5, 0x2F, 0xFD};
+// Decompressed bytes the reader takes per call (Boost's default is 128).
+constexpr std::streamsize kStreamBuffer = 64 << 10;
 constexpr uint8_t kGzipMagic[] = {0x1F, 0x8B};
 
 std::string Printable(const uint8_t* p, size_t n) {
@@ -174,10 +275,19 @@ class Reader::Impl {
   size_t ReadMore() {
     uint8_t* limit = buf_.get() + options_.buffer_size;
     if (stream_) {
+      // One underflow (one decompressor read) at a time: an error then loses
+      // none of the output before it, and is reported where the good data
+      // ends (to within the stream's buffer for gzip, exactly for zstd).
       try {
-        stream_->read(reinterpret_cast<char*>(end_), limit - end_);
+        if (stream_->rdbuf()->in_avail() <= 0 &&
+            std::char_traits<char>::eq_int_type(stream_->peek(), std::char_traits<char>::eof())) {
+          return 0;
+        }
+        stream_->readsome(reinterpret_cast<char*>(end_), limit - end_);
       } catch (const FormatError&) {
         throw;
+      } catch (const io::gzip_error& e) {
+        throw FormatError(Offset() + Available(), "input", "corrupt gzip stream: " + DescribeGzipError(e));
       } catch (const std::exception& e) {
         throw FormatError(Offset() + Available(), "input",
                           std::string("corrupt ") + CompressionName(compression_) +
@@ -484,9 +594,9 @@ void Reader::Impl::DetectCompression() {
   }
   stream_ = std::make_unique<io::filtering_istream>();
   if (compression_ == Compression::kZstd) {
-    stream_->push(io::zstd_decompressor());
+    stream_->push(ZstdDecompressor(), kStreamBuffer);
   } else {
-    stream_->push(io::gzip_decompressor());
+    stream_->push(io::gzip_decompressor(), kStreamBuffer);
   }
   stream_->push(ReplayDevice(raw_.get(), head, n));
   stream_->exceptions(std::ios::badbit);

@@ -4,6 +4,11 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
+#include <zstd.h>
+
+#include <boost/iostreams/device/back_inserter.hpp>
+#include <boost/iostreams/filter/gzip.hpp>
+#include <boost/iostreams/filtering_stream.hpp>
 
 #include <sstream>
 #include <string>
@@ -238,6 +243,58 @@ TEST(ReaderErrors, CorruptCompressedStream) {
   EXPECT_NE(ParseError(z).find("corrupt zstd stream"), std::string::npos) << ParseError(z);
   std::string g = "\x1f\x8b\x08\x00" + std::string(64, '\x55');
   EXPECT_NE(ParseError(g).find("gzip"), std::string::npos) << ParseError(g);
+}
+
+// As ZstdSink writes a dump: the data flushed in blocks, then an empty last
+// block (3 bytes) to end the frame.
+std::string Zstd(const std::string& in) {
+  ZSTD_CCtx* c = ZSTD_createCCtx();
+  std::string out(ZSTD_compressBound(in.size()) + 64, '\0');
+  ZSTD_outBuffer o{out.data(), out.size(), 0};
+  ZSTD_inBuffer i{in.data(), in.size(), 0};
+  EXPECT_EQ(ZSTD_compressStream2(c, &o, &i, ZSTD_e_flush), 0u);
+  EXPECT_EQ(ZSTD_compressStream2(c, &o, &i, ZSTD_e_end), 0u);
+  ZSTD_freeCCtx(c);
+  out.resize(o.pos);
+  return out;
+}
+
+std::string Gzip(const std::string& in) {
+  std::string out;
+  boost::iostreams::filtering_ostream z;
+  z.push(boost::iostreams::gzip_compressor());
+  z.push(boost::iostreams::back_inserter(out));
+  z << in;
+  z.reset();
+  return out;
+}
+
+// A compressed dump cut short must not read as a shorter valid one; the
+// error names the offset where the good data ends. Boost's own zstd filter
+// ended such a stream quietly: a dump less its last block (or less the frame's
+// empty last block header) was accepted whole.
+TEST(ReaderErrors, TruncatedCompressedStreamsFailWhereTheGoodDataEnds) {
+  const std::string dump = testing::SampleDump();
+  const std::string z = Zstd(dump);
+  ASSERT_EQ(ParseError(z), "");
+  for (size_t cut : {size_t{1}, size_t{3}, z.size() / 2}) {
+    uint64_t offset = 0;
+    const std::string e = ParseError(z.substr(0, z.size() - cut), &offset);
+    EXPECT_NE(e.find("corrupt zstd stream: truncated"), std::string::npos) << "cut " << cut << ": " << e;
+    EXPECT_LE(offset, dump.size()) << e;
+    if (cut == 3) {
+      EXPECT_EQ(offset, dump.size()) << "all data decodes; only the frame's end is missing";
+    }
+  }
+  const std::string g = Gzip(dump);
+  ASSERT_EQ(ParseError(g), "");
+  uint64_t offset = 0;
+  const std::string e = ParseError(g.substr(0, g.size() - 5), &offset);
+  EXPECT_NE(e.find("corrupt gzip stream: truncated or malformed trailer"), std::string::npos) << e;
+  EXPECT_EQ(offset, dump.size()) << e;
+  std::string bad_crc = g;
+  bad_crc[g.size() - 6] ^= 0x5a;
+  EXPECT_NE(ParseError(bad_crc).find("the CRC does not match the data"), std::string::npos) << ParseError(bad_crc);
 }
 
 TEST(ReaderErrors, PayloadLargerThanCallerAccepts) {
