@@ -404,8 +404,20 @@ uint64_t PageHeap::ReleaseDownTo(uint64_t keep) {
 void PageHeap::Tick() {
   const uint64_t committed = free_committed_bytes();
   if (committed < idle_min_) idle_min_ = committed;
+  const uint64_t in_use = in_use_bytes();
+  if (in_use > epoch_peak_) epoch_peak_ = in_use;
   const uint64_t now = clock_ != nullptr ? clock_() : MonotonicNs();
   if (now < epoch_end_) return;
+  // The epoch's peak joins the window, unless the window has passed it too;
+  // epochs that passed without a tick peaked at what is in use now.
+  const uint64_t passed = epoch_end_ == 0 ? 1 : 1 + (now - epoch_end_) / kDecayEpochNs;
+  for (uint64_t e = 0; e < passed && e < kPeakEpochs; ++e) {
+    epoch_peaks_[peak_slot_] = e == 0 && passed <= kPeakEpochs ? epoch_peak_ : in_use;
+    peak_slot_ = (peak_slot_ + 1) % kPeakEpochs;
+  }
+  window_peak_ = 0;
+  for (uint64_t p : epoch_peaks_) window_peak_ = p > window_peak_ ? p : window_peak_;
+  epoch_peak_ = in_use;
   if (epoch_end_ != 0) {
     // What stayed free and committed through the whole epoch was not needed:
     // half of it goes per epoch elapsed.

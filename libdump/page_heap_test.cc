@@ -1,5 +1,6 @@
 #include "page_heap.h"
 
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -91,15 +92,36 @@ TEST(PageHeap, AlignedSpansAreAlignedAndGiveBackTheirSlack) {
   }
 }
 
-TEST(PageHeap, EmptyPagesBeyondTheHardLimitGoBackToTheOs) {
+uint64_t g_frozen_now = 0;
+uint64_t FrozenNow() { return g_frozen_now; }
+
+// A big buffer freed is kept while its peak is in the window: a program that
+// makes it again does not fault it back in. Once the window has passed, the
+// cap is back to the larger of kMinHardLimitBytes and what is in use.
+TEST(PageHeap, TheHardLimitFollowsThePeakInUseOfTheLastEpochs) {
+  g_frozen_now = 5'000'000'000;
+  Locked([] {
+    g_page_heap.SetClock(&FrozenNow);
+    g_page_heap.Tick();
+  });
   const size_t npages = (PageHeap::kMinHardLimitBytes >> kPageShift) + 64;
   Span* s = Alloc(npages);
   ASSERT_NE(s, nullptr);
   memset(reinterpret_cast<void*>(s->start), 0xab, npages * kPageSize);
   const uint64_t returned_before = g_page_heap.returned_bytes();
   Free(s);
-  EXPECT_LE(g_page_heap.free_committed_bytes(), g_page_heap.hard_limit());
+  EXPECT_EQ(g_page_heap.returned_bytes(), returned_before);
+  EXPECT_GE(g_page_heap.free_committed_bytes(), npages * kPageSize);
+  EXPECT_GE(g_page_heap.hard_limit(), npages * kPageSize);
+
+  g_frozen_now += (PageHeap::kPeakEpochs + 1) * PageHeap::kDecayEpochNs;
+  Locked([] { g_page_heap.Tick(); });
+  EXPECT_EQ(g_page_heap.hard_limit(), std::max(PageHeap::kMinHardLimitBytes, g_page_heap.in_use_bytes()));
+  // The next free finds the pages over the cap and releases them at once.
+  Free(Alloc(1));
   EXPECT_GT(g_page_heap.returned_bytes(), returned_before);
+  EXPECT_LE(g_page_heap.free_committed_bytes(), g_page_heap.hard_limit());
+  Locked([] { g_page_heap.SetClock(nullptr); });
 }
 
 TEST(PageHeap, ReleasedPagesReadAsZeroAndSpansCarvedFromThemSaySo) {
