@@ -107,10 +107,10 @@ void OstreamSink::Flush() {
   if (error_ == 0 && !out_.flush()) SetError(EIO);
 }
 
-// The context lives in memory sized by ZSTD_estimateCStreamSize and handed to
-// ZSTD_initStaticCCtx, so compression never calls malloc once writing starts.
 bool ZstdSink::LoadLibrary() { return Zstd() != nullptr; }
 
+// The context lives in memory sized by ZSTD_estimateCStreamSize and handed to
+// ZSTD_initStaticCCtx, so compression never calls malloc once writing starts.
 ZstdSink::ZstdSink(Sink& next, int level) : next_(next) {
   const ZstdApi* z = Zstd();
   if (z == nullptr) {

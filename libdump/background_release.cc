@@ -27,6 +27,7 @@ void Tick() {
 }
 
 void* Loop(void*) {
+  pthread_setname_np(pthread_self(), "libdump-release");
   const timespec epoch{0, static_cast<long>(PageHeap::kDecayEpochNs)};
   while (g_wanted.load(std::memory_order_acquire)) {
     nanosleep(&epoch, nullptr);
@@ -91,12 +92,8 @@ bool SetBackgroundRelease(bool on) {
   const bool started = pthread_create(&t, &attr, Loop, nullptr) == 0;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   pthread_attr_destroy(&attr);
-  if (!started) {
-    g_running.store(false, std::memory_order_release);
-    return false;
-  }
-  pthread_setname_np(t, "libdump-release");
-  return true;
+  if (!started) g_running.store(false, std::memory_order_release);
+  return started;
 }
 
 }  // namespace libdump

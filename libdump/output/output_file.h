@@ -28,7 +28,7 @@ class PartialFile {
   std::string partial_path() const { return path_ + ".partial"; }
 
   // Closes and renames to PATH. Returns 0 or the errno of what failed, after
-  // which nothing is left at either name.
+  // which PATH.partial is gone and PATH is as it was.
   int Commit();
   // Closes and removes PATH.partial (the writer failed).
   void Abandon();
