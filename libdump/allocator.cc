@@ -125,8 +125,11 @@ void MarkSampled(void* p, size_t size) {
   } else {
     const uint32_t i = s->SlotIndex(reinterpret_cast<uintptr_t>(p));
     const uint64_t m = uint64_t{1} << (i & 63);
-    s->sampled[i >> 6].fetch_or(m, std::memory_order_relaxed);
-    s->bits[i >> 6].annotated.fetch_or(m, std::memory_order_release);
+    // Plain stores: only the span's owner writes these words (span.h), and
+    // a locked OR here waited for every store the program still had in
+    // flight, the largest part of a sample's cost in the span.
+    SetBits(s->sampled[i >> 6], m);
+    SetBits(s->bits[i >> 6].annotated, m, std::memory_order_release);
     slot = i + 1;
   }
   const SampleHooks* hooks = g_sample_hooks.load(std::memory_order_acquire);
@@ -276,7 +279,7 @@ SpanExtra* AnnotateSlot(Span* s, uint32_t i) {
     e = g_page_heap.NewExtra();
     s->extra.store(e, std::memory_order_release);
   }
-  s->bits[i >> 6].annotated.fetch_or(uint64_t{1} << (i & 63), std::memory_order_release);
+  SetBits(s->bits[i >> 6].annotated, uint64_t{1} << (i & 63), std::memory_order_release);
   return e;
 }
 

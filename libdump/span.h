@@ -41,7 +41,12 @@ struct SlotBits {
   std::atomic<uint64_t> live;
   // Slots that are typed (see Span::extra) or sampled: their frees take the
   // slow path, which clears them; every other free in the span stays fast.
-  // Set by the owner, cleared by whichever thread frees the slot.
+  // Written only by the span's owner (or, for an orphan, the holder of its
+  // list's lock), like `live`: set at allocation, cleared by a local free or,
+  // for a slot another thread freed, when the owner folds the remote bits in
+  // (CollectRemote). The same holds for `sampled` and the side table's
+  // `typed`, type ids and counts, so none of them needs an atomic
+  // read-modify-write.
   std::atomic<uint64_t> annotated;
 };
 
@@ -90,7 +95,8 @@ struct alignas(64) Span {
   std::atomic<uintptr_t> sample_token{0};
   std::atomic<uint32_t> sample_slot{0};
   std::atomic<SpanExtra*> extra{nullptr};
-  // Slots chosen by the heap profiler's sampling; same writers as annotated.
+  // Slots chosen by the heap profiler's sampling; same single writer as
+  // annotated.
   std::atomic<uint64_t> sampled[kBitmapWords];
   // Large spans keep their single object's annotations inline.
   std::atomic<uint32_t> large_type_id{0};
@@ -133,6 +139,16 @@ static_assert(offsetof(Span, sample_token) / 64 == offsetof(Span, sampled) / 64 
                   offsetof(Span, sample_slot) / 64 == offsetof(Span, sampled) / 64 &&
                   offsetof(Span, extra) / 64 == offsetof(Span, sampled) / 64,
               "a sampled free reads the token, the side table and the first sampled words in one line");
+
+// Read-modify-writes of a word only one thread writes (see SlotBits): a
+// load and a store. A locked instruction would wait for every store the
+// program has in flight, which is what a heap sample mostly paid for.
+inline void SetBits(std::atomic<uint64_t>& w, uint64_t m, std::memory_order order = std::memory_order_relaxed) {
+  w.store(w.load(std::memory_order_relaxed) | m, order);
+}
+inline void ClearBits(std::atomic<uint64_t>& w, uint64_t m) {
+  w.store(w.load(std::memory_order_relaxed) & ~m, std::memory_order_relaxed);
+}
 
 // Set bits of a bitmap word. Without -mpopcnt, __builtin_popcountll is a
 // call into libgcc; this is a dozen inline instructions.

@@ -10,6 +10,7 @@
 #include "libdump/typed.h"
 #include "page_map.h"
 #include "span.h"
+#include "thread_cache.h"
 
 namespace annotations_test {
 struct Pair {
@@ -109,12 +110,25 @@ TEST(SpanAnnotations, ASampledSlotIsAnnotatedUntilFreed) {
   Free(plain[1]);
 }
 
-TEST(SpanAnnotations, ARemoteFreeClearsTheAnnotation) {
+// Only the owner writes a span's annotation words (plain stores, no locked
+// instruction): another thread's free leaves them to the owner, which clears
+// them when it folds the remote frees in, before the slot can be reused.
+TEST(SpanAnnotations, ARemoteFreesAnnotationIsClearedWhenTheOwnerCollectsIt) {
+  SetSampleInterval(1);
   Pair* t = make<Pair>();
+  SetSampleInterval(0);
   Span* s = SpanOf(t);
+  const internal::SpanExtra* e = s->extra.load();
+  ASSERT_NE(e, nullptr);
   EXPECT_EQ(AnnotatedSlots(s), 1u);
   std::thread([t] { destroy(t); }).join();
+  ObjectInfo o;
+  EXPECT_FALSE(FindObject(t, &o));
+  EXPECT_EQ(AnnotatedSlots(s), 1u);
+  internal::CollectRemote(s, /*force=*/true);
   EXPECT_EQ(AnnotatedSlots(s), 0u);
+  EXPECT_FALSE(IsSampled(t));
+  EXPECT_TRUE(ExtraIsClean(e));
 }
 
 TEST(SpanAnnotations, TypedAndSampledOnOneSlotAreBothCleared) {
@@ -140,11 +154,14 @@ TEST(SpanAnnotations, ASpanEmptiedOfTypedArraysAndSamplesLeavesItsSideTableClean
   SetSampleInterval(1);
   for (int i = 0; i < 200; ++i) arrays.push_back(i % 3 == 0 ? make_array<Pair>(1) : make<Pair>());
   SetSampleInterval(0);
-  const internal::SpanExtra* e = SpanOf(arrays[0])->extra.load();
+  Span* s = SpanOf(arrays[0]);
+  const internal::SpanExtra* e = s->extra.load();
   ASSERT_NE(e, nullptr);
   std::vector<Pair*> remote(arrays.begin(), arrays.begin() + 100);
   std::thread([&remote] { for (Pair* p : remote) destroy(p); }).join();
   for (size_t i = 100; i < arrays.size(); ++i) destroy(arrays[i]);
+  // The remote frees are the owner's to clear, when it collects them.
+  internal::CollectRemote(s, /*force=*/true);
   EXPECT_TRUE(ExtraIsClean(e));
 }
 

@@ -104,6 +104,34 @@ void Dispose(Span* s) {
   }
 }
 
+// Clears the annotations of slots that are no longer live (m: annotated bits
+// of word w). The caller writes the span's annotation words (SlotBits).
+__attribute__((noinline)) void ClearAnnotations(Span* s, uint32_t w, uint64_t m) {
+  if (SpanExtra* e = s->extra.load(std::memory_order_relaxed)) {
+    if (const uint64_t typed = e->typed[w].load(std::memory_order_relaxed) & m) {
+      for (uint64_t t = typed; t != 0; t &= t - 1) {
+        const uint32_t i = w * 64 + static_cast<uint32_t>(__builtin_ctzll(t));
+        e->type_id[i].store(0, std::memory_order_relaxed);
+        e->count[i].store(0, std::memory_order_relaxed);
+      }
+      ClearBits(e->typed[w], typed);
+    }
+  }
+  ClearBits(s->sampled[w], m);
+  ClearBits(s->bits[w].annotated, m);
+}
+
+// A remote free of a sampled slot is reported to the profiler at the free,
+// by the freeing thread. The acquire pairs with the release that set the
+// annotation.
+inline void NotifyIfSampled(Span* s, uint32_t i) {
+  const uint64_t m = uint64_t{1} << (i & 63);
+  if ((s->bits[i >> 6].annotated.load(std::memory_order_acquire) & m) &&
+      (s->sampled[i >> 6].load(std::memory_order_relaxed) & m)) {
+    NotifySampledFree(s, i + 1, reinterpret_cast<void*>(s->SlotAddress(i)), s->slot_size);
+  }
+}
+
 }  // namespace
 
 void CollectRemote(Span* s, bool force) {
@@ -112,6 +140,7 @@ void CollectRemote(Span* s, bool force) {
   for (uint32_t w = 0; w < s->nwords(); ++w) {
     const uint64_t r = s->remote[w].load(std::memory_order_acquire);
     if (r == 0) continue;
+    if (const uint64_t a = s->bits[w].annotated.load(std::memory_order_relaxed) & r) ClearAnnotations(s, w, a);
     // Clear live before remote: a concurrent walk sees the slot free at
     // every step (live & ~remote is 0 throughout).
     s->bits[w].live.store(s->bits[w].live.load(std::memory_order_relaxed) & ~r, std::memory_order_release);
@@ -151,33 +180,6 @@ bool Refill(ThreadHeap* h, int c) {
   Fatal("span handed out without a free slot", reinterpret_cast<void*>(s->start));
 }
 
-namespace {
-
-// The slow part of ClearExtras: the slot is typed, sampled or both.
-__attribute__((noinline)) void ClearAnnotations(Span* s, uint32_t i) {
-  const uint64_t m = uint64_t{1} << (i & 63);
-  SpanExtra* e = s->extra.load(std::memory_order_relaxed);
-  if (e != nullptr && (e->typed[i >> 6].load(std::memory_order_relaxed) & m)) {
-    e->type_id[i].store(0, std::memory_order_relaxed);
-    e->count[i].store(0, std::memory_order_relaxed);
-    e->typed[i >> 6].fetch_and(~m, std::memory_order_relaxed);
-  }
-  if (s->sampled[i >> 6].load(std::memory_order_relaxed) & m) {
-    s->sampled[i >> 6].fetch_and(~m, std::memory_order_relaxed);
-    NotifySampledFree(s, i + 1, reinterpret_cast<void*>(s->SlotAddress(i)), s->slot_size);
-  }
-  s->bits[i >> 6].annotated.fetch_and(~m, std::memory_order_relaxed);
-}
-
-// Clears the annotations of a slot being freed (most slots have none). The
-// acquire pairs with the release that set the bit: a set bit means `extra`
-// and the sampled bit are seen.
-inline void ClearExtras(Span* s, uint32_t i) {
-  if ((s->bits[i >> 6].annotated.load(std::memory_order_acquire) >> (i & 63)) & 1) ClearAnnotations(s, i);
-}
-
-}  // namespace
-
 void LocalFree(ThreadHeap* h, Span* s, uint32_t i) {
   const uint64_t m = uint64_t{1} << (i & 63);
   std::atomic<uint64_t>& w = s->bits[i >> 6].live;
@@ -185,7 +187,12 @@ void LocalFree(ThreadHeap* h, Span* s, uint32_t i) {
   if (!(v & m) || (s->remote[i >> 6].load(std::memory_order_relaxed) & m)) {
     Fatal("double free", reinterpret_cast<void*>(s->SlotAddress(i)));
   }
-  ClearExtras(s, i);
+  if (s->bits[i >> 6].annotated.load(std::memory_order_relaxed) & m) {
+    if (s->sampled[i >> 6].load(std::memory_order_relaxed) & m) {
+      NotifySampledFree(s, i + 1, reinterpret_cast<void*>(s->SlotAddress(i)), s->slot_size);
+    }
+    ClearAnnotations(s, i >> 6, m);
+  }
   w.store(v & ~m, std::memory_order_release);
   --s->used;
   const int c = s->size_class;
@@ -209,7 +216,8 @@ void RemoteFree(ThreadHeap* h, Span* s, uint32_t i) {
   const void* addr = reinterpret_cast<void*>(s->SlotAddress(i));
   if (!(s->bits[i >> 6].live.load(std::memory_order_acquire) & m)) Fatal("double free", addr);
   if (s->remote[i >> 6].load(std::memory_order_relaxed) & m) Fatal("double free", addr);
-  ClearExtras(s, i);
+  // The annotations stay until the owner collects the free (SlotBits).
+  NotifyIfSampled(s, i);
   const int c = s->size_class;
   // A thread that only frees (a consumer) gets a heap too, for its batches.
   if (h == nullptr && !t_detached) h = AttachHeap();

@@ -54,7 +54,7 @@ void* AllocateTyped(size_t size, uint32_t type_id, uint32_t count) {
     SpanExtra* e = AnnotateSlot(s, i);
     e->count[i].store(count, std::memory_order_relaxed);
     e->type_id[i].store(type_id, std::memory_order_release);
-    e->typed[i >> 6].fetch_or(uint64_t{1} << (i & 63), std::memory_order_relaxed);
+    SetBits(e->typed[i >> 6], uint64_t{1} << (i & 63));
   }
   return p;
 }

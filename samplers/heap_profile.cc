@@ -10,14 +10,19 @@
 
 namespace libdump::samplers {
 
+// Everything but the counts is written before the bucket is published (a
+// release store of its chain's head) and never changed, so lookups need no
+// lock. The counts are added to without it: a free's release and a
+// snapshot's acquire load of `frees` before `allocs` keep frees <= allocs in
+// every snapshot.
 struct HeapProfileTable::Bucket {
   Bucket* next;  // hash chain
   Bucket* all;   // every bucket, for snapshots
   uint64_t hash;
   uint64_t size;
   int64_t rate;
-  uint64_t allocs;
-  std::atomic<uint64_t> frees;  // also counted without the lock (kept tokens)
+  std::atomic<uint64_t> allocs;
+  std::atomic<uint64_t> frees;
   uint32_t depth;
   uintptr_t pcs[];  // depth entries
 };
@@ -54,7 +59,7 @@ HeapEstimate Unbias(const HeapBucketSnapshot& b) {
 }
 
 HeapProfileTable::HeapProfileTable(HotRegion* hot) : hot_(hot) {
-  heads_ = static_cast<Bucket**>(Map(kBucketHeads * sizeof(Bucket*)));
+  heads_ = static_cast<std::atomic<Bucket*>*>(Map(kBucketHeads * sizeof(Bucket*)));
   live_.store(NewLiveArray(1 << 12), std::memory_order_relaxed);
   live_mask_.store((1 << 12) - 1, std::memory_order_relaxed);
 }
@@ -115,26 +120,32 @@ void* HeapProfileTable::Alloc(size_t n) {
   return p;
 }
 
-HeapProfileTable::Bucket* HeapProfileTable::FindOrAddBucket(uint64_t size, int64_t rate, const uintptr_t* pcs,
-                                                           size_t depth) {
-  const uint64_t h = Hash(size, rate, pcs, depth);
-  Bucket** head = &heads_[h & (kBucketHeads - 1)];
-  for (Bucket* b = *head; b != nullptr; b = b->next) {
-    if (b->hash == h && b->size == size && b->rate == rate && b->depth == depth &&
+HeapProfileTable::Bucket* HeapProfileTable::FindBucket(uint64_t hash, uint64_t size, int64_t rate,
+                                                      const uintptr_t* pcs, size_t depth) const {
+  for (Bucket* b = heads_[hash & (kBucketHeads - 1)].load(std::memory_order_acquire); b != nullptr; b = b->next) {
+    if (b->hash == hash && b->size == size && b->rate == rate && b->depth == depth &&
         std::memcmp(b->pcs, pcs, depth * sizeof(uintptr_t)) == 0) {
       return b;
     }
   }
+  return nullptr;
+}
+
+HeapProfileTable::Bucket* HeapProfileTable::AddBucket(uint64_t hash, uint64_t size, int64_t rate,
+                                                     const uintptr_t* pcs, size_t depth) {
+  // Another writer may have added it since the caller looked.
+  if (Bucket* b = FindBucket(hash, size, rate, pcs, depth)) return b;
   Bucket* b = static_cast<Bucket*>(Alloc(sizeof(Bucket) + depth * sizeof(uintptr_t)));
-  b->hash = h;
+  std::atomic<Bucket*>& head = heads_[hash & (kBucketHeads - 1)];
+  b->next = head.load(std::memory_order_relaxed);
+  b->hash = hash;
   b->size = size;
   b->rate = rate;
-  b->allocs = 0;
+  b->allocs.store(0, std::memory_order_relaxed);
   b->frees.store(0, std::memory_order_relaxed);
   b->depth = static_cast<uint32_t>(depth);
   std::memcpy(b->pcs, pcs, depth * sizeof(uintptr_t));
-  b->next = *head;
-  *head = b;
+  head.store(b, std::memory_order_release);
   b->all = all_;
   all_ = b;
   ++nbuckets_;
@@ -234,16 +245,24 @@ void HeapProfileTable::PrefetchLive(const void* p) const {
 uintptr_t HeapProfileTable::RecordAlloc(const void* p, uint64_t size, int64_t rate, const uintptr_t* pcs,
                                         size_t depth, bool in_table) {
   if (depth > kMaxFrames) depth = kMaxFrames;
-  Lock();
-  Bucket* b = FindOrAddBucket(size, rate, pcs, depth);
-  ++b->allocs;
-  if (p != nullptr && in_table) LiveInsert(reinterpret_cast<uintptr_t>(p), b);
-  Unlock();
+  const uint64_t hash = Hash(size, rate, pcs, depth);
+  // A known stack whose sample the allocator keeps (nearly every sample)
+  // takes no lock: the lock's exchange, like any locked instruction, waited
+  // for every store the program still had in flight.
+  Bucket* b = FindBucket(hash, size, rate, pcs, depth);
+  const bool live = p != nullptr && in_table;
+  if (b == nullptr || live) {
+    Lock();
+    if (b == nullptr) b = AddBucket(hash, size, rate, pcs, depth);
+    if (live) LiveInsert(reinterpret_cast<uintptr_t>(p), b);
+    Unlock();
+  }
+  b->allocs.fetch_add(1, std::memory_order_relaxed);
   return reinterpret_cast<uintptr_t>(b);
 }
 
 void HeapProfileTable::RecordFreeOfToken(uintptr_t token) {
-  reinterpret_cast<Bucket*>(token)->frees.fetch_add(1, std::memory_order_relaxed);
+  reinterpret_cast<Bucket*>(token)->frees.fetch_add(1, std::memory_order_release);
 }
 
 const uintptr_t* HeapProfileTable::TokenStack(uintptr_t token, size_t* depth) {
@@ -255,7 +274,7 @@ const uintptr_t* HeapProfileTable::TokenStack(uintptr_t token, size_t* depth) {
 void HeapProfileTable::RecordFree(const void* p) {
   Lock();
   if (LiveSlot* s = LiveFind(reinterpret_cast<uintptr_t>(p))) {
-    s->bucket.load(std::memory_order_relaxed)->frees.fetch_add(1, std::memory_order_relaxed);
+    s->bucket.load(std::memory_order_relaxed)->frees.fetch_add(1, std::memory_order_release);
     s->ptr.store(1, std::memory_order_release);
     --live_count_;
   }
@@ -327,8 +346,8 @@ std::vector<HeapBucketSnapshot> HeapProfileTable::Snapshot() {
     for (Bucket* b = all_; b != nullptr; b = b->all, ++i) {
       out[i].size = b->size;
       out[i].rate = b->rate;
-      out[i].allocs = b->allocs;
-      out[i].frees = b->frees.load(std::memory_order_relaxed);
+      out[i].frees = b->frees.load(std::memory_order_acquire);
+      out[i].allocs = b->allocs.load(std::memory_order_relaxed);
       depths[i] = b->depth;
       std::memcpy(&stacks[i * kMaxFrames], b->pcs, b->depth * sizeof(uintptr_t));
     }

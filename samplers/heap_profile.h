@@ -105,7 +105,10 @@ class alignas(64) HeapProfileTable {
   LiveArray* NewLiveArray(size_t cap);
   void FreeLiveArray(LiveArray* a);
   void* Alloc(size_t n);
-  Bucket* FindOrAddBucket(uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth);
+  // Lock-free.
+  Bucket* FindBucket(uint64_t hash, uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth) const;
+  // Under lock_.
+  Bucket* AddBucket(uint64_t hash, uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth);
   void LiveInsert(uintptr_t p, Bucket* b);
   LiveSlot* LiveFind(uintptr_t p);
   void LiveGrow();
@@ -118,7 +121,7 @@ class alignas(64) HeapProfileTable {
   // has usually evicted all of it, so each line is a miss per sample.
   std::atomic<bool> lock_{false};
   static constexpr size_t kBucketHeads = 1 << 14;
-  Bucket** heads_;
+  std::atomic<Bucket*>* heads_;  // chains, published with release stores
   std::atomic<LiveArray*> live_{nullptr};
   // live_'s cap - 1; atomic only for PrefetchLive, which reads it unlocked.
   std::atomic<size_t> live_mask_{0};
