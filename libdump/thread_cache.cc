@@ -180,20 +180,10 @@ bool Refill(ThreadHeap* h, int c) {
   Fatal("span handed out without a free slot", reinterpret_cast<void*>(s->start));
 }
 
-void LocalFree(ThreadHeap* h, Span* s, uint32_t i) {
-  const uint64_t m = uint64_t{1} << (i & 63);
-  std::atomic<uint64_t>& w = s->bits[i >> 6].live;
-  const uint64_t v = w.load(std::memory_order_relaxed);
-  if (!(v & m) || (s->remote[i >> 6].load(std::memory_order_relaxed) & m)) {
-    Fatal("double free", reinterpret_cast<void*>(s->SlotAddress(i)));
-  }
-  if (s->bits[i >> 6].annotated.load(std::memory_order_relaxed) & m) {
-    if (s->sampled[i >> 6].load(std::memory_order_relaxed) & m) {
-      NotifySampledFree(s, i + 1, reinterpret_cast<void*>(s->SlotAddress(i)), s->slot_size);
-    }
-    ClearAnnotations(s, i >> 6, m);
-  }
-  w.store(v & ~m, std::memory_order_release);
+namespace {
+
+// A local free's bookkeeping once the slot's live bit is clear.
+void Unreserve(ThreadHeap* h, Span* s) {
   --s->used;
   const int c = s->size_class;
   auto& frees = h->cache[c].frees;
@@ -210,6 +200,27 @@ void LocalFree(ThreadHeap* h, Span* s, uint32_t i) {
     ReleaseSmallSpan(s);
   }
 }
+
+}  // namespace
+
+void LocalFree(ThreadHeap* h, Span* s, uint32_t i) {
+  const uint64_t m = uint64_t{1} << (i & 63);
+  std::atomic<uint64_t>& w = s->bits[i >> 6].live;
+  const uint64_t v = w.load(std::memory_order_relaxed);
+  if (!(v & m) || (s->remote[i >> 6].load(std::memory_order_relaxed) & m)) {
+    Fatal("double free", reinterpret_cast<void*>(s->SlotAddress(i)));
+  }
+  if (s->bits[i >> 6].annotated.load(std::memory_order_relaxed) & m) {
+    if (s->sampled[i >> 6].load(std::memory_order_relaxed) & m) {
+      NotifySampledFree(s, i + 1, reinterpret_cast<void*>(s->SlotAddress(i)), s->slot_size);
+    }
+    ClearAnnotations(s, i >> 6, m);
+  }
+  w.store(v & ~m, std::memory_order_release);
+  Unreserve(h, s);
+}
+
+void ReturnSlot(ThreadHeap* h, void* p) { Unreserve(h, g_page_map.Get(reinterpret_cast<uintptr_t>(p))); }
 
 void RemoteFree(ThreadHeap* h, Span* s, uint32_t i) {
   const uint64_t m = uint64_t{1} << (i & 63);
