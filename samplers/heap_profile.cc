@@ -269,7 +269,7 @@ uintptr_t HeapProfileTable::RecordAlloc(const void* p, uint64_t size, int64_t ra
     if (live) LiveInsert(reinterpret_cast<uintptr_t>(p), b);
     Unlock();
   }
-  Count(b, 0, LogOf(log));
+  Count(b, 0, log);
   return reinterpret_cast<uintptr_t>(b);
 }
 
@@ -281,33 +281,24 @@ void HeapProfileTable::Track(const void* p, uintptr_t token) {
 }
 
 void HeapProfileTable::RecordFreeOfToken(uintptr_t token, void** log) {
-  Count(reinterpret_cast<Bucket*>(token), 1, LogOf(log));
+  Count(reinterpret_cast<Bucket*>(token), 1, log);
 }
 
-void HeapProfileTable::PrefetchLog(void* const* log) const {
-  if (log == nullptr || *log == nullptr) return;
-  __builtin_prefetch(*log, 1);  // head and folded, which Count reads
-}
-
-HeapProfileTable::SampleLog* HeapProfileTable::LogOf(void** log) {
-  if (log == nullptr) return nullptr;
-  if (*log == nullptr) {
-    Lock();
-    auto* l = static_cast<SampleLog*>(Alloc(sizeof(SampleLog)));  // zero-filled
-    l->next = logs_;
-    logs_ = l;
-    Unlock();
-    *log = l;
-  }
-  return static_cast<SampleLog*>(*log);
-}
-
-void HeapProfileTable::Count(Bucket* b, uintptr_t what, SampleLog* l) {
-  if (l == nullptr) {
+void HeapProfileTable::Count(Bucket* b, uintptr_t what, void** log) {
+  if (log == nullptr) {
     Lock();
     ++(what ? b->frees : b->allocs);
     Unlock();
     return;
+  }
+  auto* l = static_cast<SampleLog*>(*log);
+  if (l == nullptr) {
+    Lock();
+    l = static_cast<SampleLog*>(Alloc(sizeof(SampleLog)));
+    l->next = logs_;
+    logs_ = l;
+    Unlock();
+    *log = l;
   }
   const uint64_t n = l->head.load(std::memory_order_relaxed);
   if (n - l->folded.load(std::memory_order_acquire) == SampleLog::kEntries) {

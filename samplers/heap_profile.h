@@ -78,9 +78,6 @@ class alignas(64) HeapProfileTable {
   // The free of a sample whose token the allocator kept; with a log, it
   // takes no lock and no locked instruction.
   void RecordFreeOfToken(uintptr_t token, void** log = nullptr);
-  // Starts loading the line of the thread's log that RecordAlloc reads, so
-  // that its miss overlaps the caller's stack walk.
-  void PrefetchLog(void* const* log) const;
   // A kept token's stack (innermost first) and its depth. Lock-free;
   // buckets are never freed or changed.
   static const uintptr_t* TokenStack(uintptr_t token, size_t* depth);
@@ -119,10 +116,8 @@ class alignas(64) HeapProfileTable {
   Bucket* FindBucket(uint64_t hash, uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth) const;
   // Under lock_.
   Bucket* AddBucket(uint64_t hash, uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth);
-  // The calling thread's log (made on first use), or null without a place.
-  SampleLog* LogOf(void** log);
-  // Adds one allocation (what 0) or free (1) to b, through the log if any.
-  void Count(Bucket* b, uintptr_t what, SampleLog* l);
+  // Adds one allocation (what 0) or free (1) to b, through the thread's log.
+  void Count(Bucket* b, uintptr_t what, void** log);
   void Fold(SampleLog* l);  // under lock_
   void LiveInsert(uintptr_t p, Bucket* b);
   LiveSlot* LiveFind(uintptr_t p);

@@ -78,7 +78,6 @@ void BuildHeapProfile(pprof::ProfileBuilder& b, const std::vector<HeapBucketSnap
 
 uintptr_t OnSampledAllocation(void* p, size_t size, void** log) {
   HeapProfileTable* t = g_hook.table.load(std::memory_order_acquire);
-  t->PrefetchLog(log);
   uintptr_t pcs[kMaxFrames];
   const size_t n = CaptureAllocationStack(pcs, kMaxFrames);
   return t->RecordAlloc(p, size, g_hook.rate.load(std::memory_order_relaxed), pcs, n, false, log);
