@@ -117,34 +117,28 @@ void SeedSampling(ThreadHeap* h) {
 // Only the owner of p's span (the allocating thread) sets a token, and only
 // into an empty place: a thread freeing the span's kept object only empties
 // it, so reading 0 here leaves the place to this thread.
-void MarkSampled(ThreadHeap* h, void* p, size_t size) {
+void MarkSampled(void* p, size_t size) {
   Span* s = g_page_map.Get(reinterpret_cast<uintptr_t>(p));
-  const bool large = s->state == SpanState::kLarge;
-  const uint32_t i = large ? 0 : s->SlotIndex(reinterpret_cast<uintptr_t>(p));
-  // The line of the span's kept token and sampled bits is cold (a sample
-  // comes hundreds of allocations after the last): its miss overlaps the
-  // profiler's stack walk and bucket lookup instead of preceding them.
-  __builtin_prefetch(&s->sampled[i >> 6], 1);
-  const SampleHooks* hooks = g_sample_hooks.load(std::memory_order_acquire);
-  const uintptr_t token = hooks != nullptr ? hooks->allocated(p, size, &h->sample_log) : 0;
   uint32_t slot = 1;
-  if (large) {
+  if (s->state == SpanState::kLarge) {
     s->large_sampled.store(true, std::memory_order_relaxed);
   } else {
+    const uint32_t i = s->SlotIndex(reinterpret_cast<uintptr_t>(p));
     const uint64_t m = uint64_t{1} << (i & 63);
     // Plain stores: only the span's owner writes these words (span.h), and
     // a locked OR here waited for every store the program still had in
-    // flight.
+    // flight, the largest part of a sample's cost in the span.
     SetBits(s->sampled[i >> 6], m);
     SetBits(s->bits[i >> 6].annotated, m, std::memory_order_release);
     slot = i + 1;
   }
+  const SampleHooks* hooks = g_sample_hooks.load(std::memory_order_acquire);
   if (hooks == nullptr) return;
-  if (s->sample_slot.load(std::memory_order_acquire) == 0) {
+  const bool keep = s->sample_slot.load(std::memory_order_acquire) == 0;
+  const uintptr_t token = hooks->allocated(p, size, keep);
+  if (keep) {
     s->sample_token.store(token, std::memory_order_relaxed);
     s->sample_slot.store(slot, std::memory_order_release);
-  } else {
-    hooks->untracked(p, token);
   }
 }
 
@@ -181,7 +175,7 @@ void* AllocateLarge(ThreadHeap* h, size_t size, size_t align) {
   h->sample_left -= static_cast<int64_t>(bytes);
   if (h->sample_left < 0) {
     h->sample_left = NextSampleCountdown(h);
-    MarkSampled(h, p, bytes);
+    MarkSampled(p, bytes);
   }
   return p;
 }
@@ -266,10 +260,7 @@ void NotifySampledFree(Span* s, uint32_t slot, void* p, size_t size) {
     token = s->sample_token.load(std::memory_order_relaxed);
     s->sample_slot.store(0, std::memory_order_release);
   }
-  if (const SampleHooks* hooks = g_sample_hooks.load(std::memory_order_acquire)) {
-    ThreadHeap* h = t_heap;
-    hooks->freed(p, size, token, h != nullptr ? &h->sample_log : nullptr);
-  }
+  if (const SampleHooks* hooks = g_sample_hooks.load(std::memory_order_acquire)) hooks->freed(p, size, token);
 }
 
 void CountHeaplessFree(size_t bytes) {
@@ -312,7 +303,7 @@ void* AllocateSlow(size_t size) {
   h->sample_left -= cc.slot_size;
   if (h->sample_left < 0) {
     h->sample_left = NextSampleCountdown(h);
-    MarkSampled(h, p, cc.slot_size);
+    MarkSampled(p, cc.slot_size);
   }
   return p;
 }

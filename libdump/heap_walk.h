@@ -28,17 +28,12 @@ void SetSectionExitHook(void (*hook)());
 // heap. Unset (null) by default.
 struct SampleHooks {
   // After a sampled object is allocated. Returns a non-zero token for the
-  // object, which the allocator keeps (one per span, beside the span's
-  // sampled bits) and hands back to `freed`. log: the calling thread's place
-  // for the profiler's per-thread state (a field of its heap, which one
-  // thread uses at a time and which outlives it: pooled heaps keep it for the
-  // next thread), or null for a thread without a heap.
-  uintptr_t (*allocated)(void* p, size_t size, void** log);
-  // When the span already keeps another sample's token: the profiler must
-  // find p's itself at the free, which gets 0.
-  void (*untracked)(void* p, uintptr_t token);
+  // object. keeps_token: the allocator hands the token back to `freed` (it
+  // keeps one per span, beside the span's sampled bits); otherwise `freed`
+  // gets 0 and the profiler must find the object itself.
+  uintptr_t (*allocated)(void* p, size_t size, bool keeps_token);
   // Before a sampled object is freed, with its kept token or 0.
-  void (*freed)(void* p, size_t size, uintptr_t token, void** log);
+  void (*freed)(void* p, size_t size, uintptr_t token);
 };
 void SetSampleHooks(const SampleHooks* hooks);
 

@@ -69,8 +69,6 @@ struct ThreadHeap {
   // xorshift state for the sampling distances: per thread, so that a sample
   // costs no atomic on a line every sampling thread writes.
   uint64_t sample_rng = 0;
-  // The heap profiler's state for the thread using this heap (SampleHooks).
-  void* sample_log = nullptr;
   SpanQueue partial[kNumClasses];
   SpanQueue full[kNumClasses];
   // Remote frees into this heap's spans since it last swept its full lists.

@@ -12,31 +12,19 @@ namespace libdump::samplers {
 
 // Everything but the counts is written before the bucket is published (a
 // release store of its chain's head) and never changed, so lookups need no
-// lock. The counts change under the lock only.
+// lock. The counts are added to without it: a free's release and a
+// snapshot's acquire load of `frees` before `allocs` keep frees <= allocs in
+// every snapshot.
 struct HeapProfileTable::Bucket {
   Bucket* next;  // hash chain
   Bucket* all;   // every bucket, for snapshots
   uint64_t hash;
   uint64_t size;
   int64_t rate;
-  uint64_t allocs;
-  uint64_t frees;
+  std::atomic<uint64_t> allocs;
+  std::atomic<uint64_t> frees;
   uint32_t depth;
   uintptr_t pcs[];  // depth entries
-};
-
-// A thread's counts not yet in their buckets: a ring that only the thread
-// appends to, with plain stores, and that is folded into the buckets under
-// the lock when it fills or when a snapshot is taken. Why: an atomic add on
-// the bucket (or the lock's exchange) is a locked instruction, which waits
-// for every store the program still has in flight, at every sampled
-// allocation and free; folding 256 at a time pays that once.
-struct HeapProfileTable::SampleLog {
-  static constexpr uint64_t kEntries = 256;
-  std::atomic<uint64_t> head;    // entries appended, ever; the owner's
-  std::atomic<uint64_t> folded;  // entries folded, ever; under the lock
-  SampleLog* next;               // on logs_
-  std::atomic<uintptr_t> entry[kEntries];  // a bucket's address | 1 for a free
 };
 
 namespace {
@@ -153,8 +141,8 @@ HeapProfileTable::Bucket* HeapProfileTable::AddBucket(uint64_t hash, uint64_t si
   b->hash = hash;
   b->size = size;
   b->rate = rate;
-  b->allocs = 0;
-  b->frees = 0;
+  b->allocs.store(0, std::memory_order_relaxed);
+  b->frees.store(0, std::memory_order_relaxed);
   b->depth = static_cast<uint32_t>(depth);
   std::memcpy(b->pcs, pcs, depth * sizeof(uintptr_t));
   head.store(b, std::memory_order_release);
@@ -255,7 +243,7 @@ void HeapProfileTable::PrefetchLive(const void* p) const {
 }
 
 uintptr_t HeapProfileTable::RecordAlloc(const void* p, uint64_t size, int64_t rate, const uintptr_t* pcs,
-                                        size_t depth, bool in_table, void** log) {
+                                        size_t depth, bool in_table) {
   if (depth > kMaxFrames) depth = kMaxFrames;
   const uint64_t hash = Hash(size, rate, pcs, depth);
   // A known stack whose sample the allocator keeps (nearly every sample)
@@ -269,55 +257,12 @@ uintptr_t HeapProfileTable::RecordAlloc(const void* p, uint64_t size, int64_t ra
     if (live) LiveInsert(reinterpret_cast<uintptr_t>(p), b);
     Unlock();
   }
-  Count(b, 0, log);
+  b->allocs.fetch_add(1, std::memory_order_relaxed);
   return reinterpret_cast<uintptr_t>(b);
 }
 
-void HeapProfileTable::Track(const void* p, uintptr_t token) {
-  PrefetchLive(p);  // the slot's miss overlaps the lock's
-  Lock();
-  LiveInsert(reinterpret_cast<uintptr_t>(p), reinterpret_cast<Bucket*>(token));
-  Unlock();
-}
-
-void HeapProfileTable::RecordFreeOfToken(uintptr_t token, void** log) {
-  Count(reinterpret_cast<Bucket*>(token), 1, log);
-}
-
-void HeapProfileTable::Count(Bucket* b, uintptr_t what, void** log) {
-  if (log == nullptr) {
-    Lock();
-    ++(what ? b->frees : b->allocs);
-    Unlock();
-    return;
-  }
-  auto* l = static_cast<SampleLog*>(*log);
-  if (l == nullptr) {
-    Lock();
-    l = static_cast<SampleLog*>(Alloc(sizeof(SampleLog)));
-    l->next = logs_;
-    logs_ = l;
-    Unlock();
-    *log = l;
-  }
-  const uint64_t n = l->head.load(std::memory_order_relaxed);
-  if (n - l->folded.load(std::memory_order_acquire) == SampleLog::kEntries) {
-    Lock();
-    Fold(l);
-    Unlock();
-  }
-  l->entry[n % SampleLog::kEntries].store(reinterpret_cast<uintptr_t>(b) | what, std::memory_order_relaxed);
-  l->head.store(n + 1, std::memory_order_release);
-}
-
-void HeapProfileTable::Fold(SampleLog* l) {
-  const uint64_t end = l->head.load(std::memory_order_acquire);
-  for (uint64_t i = l->folded.load(std::memory_order_relaxed); i != end; ++i) {
-    const uintptr_t e = l->entry[i % SampleLog::kEntries].load(std::memory_order_relaxed);
-    Bucket* b = reinterpret_cast<Bucket*>(e & ~uintptr_t{1});
-    ++((e & 1) ? b->frees : b->allocs);
-  }
-  l->folded.store(end, std::memory_order_release);
+void HeapProfileTable::RecordFreeOfToken(uintptr_t token) {
+  reinterpret_cast<Bucket*>(token)->frees.fetch_add(1, std::memory_order_release);
 }
 
 const uintptr_t* HeapProfileTable::TokenStack(uintptr_t token, size_t* depth) {
@@ -329,7 +274,7 @@ const uintptr_t* HeapProfileTable::TokenStack(uintptr_t token, size_t* depth) {
 void HeapProfileTable::RecordFree(const void* p) {
   Lock();
   if (LiveSlot* s = LiveFind(reinterpret_cast<uintptr_t>(p))) {
-    ++s->bucket.load(std::memory_order_relaxed)->frees;
+    s->bucket.load(std::memory_order_relaxed)->frees.fetch_add(1, std::memory_order_release);
     s->ptr.store(1, std::memory_order_release);
     --live_count_;
   }
@@ -397,16 +342,12 @@ std::vector<HeapBucketSnapshot> HeapProfileTable::Snapshot() {
       Unlock();
       continue;
     }
-    for (SampleLog* l = logs_; l != nullptr; l = l->next) Fold(l);
     size_t i = 0;
     for (Bucket* b = all_; b != nullptr; b = b->all, ++i) {
       out[i].size = b->size;
       out[i].rate = b->rate;
-      out[i].allocs = b->allocs;
-      // An object allocated and freed by threads still running may have its
-      // free in a log folded above and its allocation in one folded before
-      // the allocating thread published it; the next snapshot has both.
-      out[i].frees = b->frees < b->allocs ? b->frees : b->allocs;
+      out[i].frees = b->frees.load(std::memory_order_acquire);
+      out[i].allocs = b->allocs.load(std::memory_order_relaxed);
       depths[i] = b->depth;
       std::memcpy(&stacks[i * kMaxFrames], b->pcs, b->depth * sizeof(uintptr_t));
     }

@@ -65,19 +65,13 @@ class alignas(64) HeapProfileTable {
   void PrefetchLive(const void* p) const;
   // Returns the sample's token (its bucket, never 0) for the allocator to
   // keep. in_table: the allocator does not keep it, so the table maps p to
-  // its bucket for RecordFree, StackOf and ForEachLive. log: the calling
-  // thread's place for its log of counts (SampleHooks), or null to count
-  // under the lock.
+  // its bucket for RecordFree, StackOf and ForEachLive.
   uintptr_t RecordAlloc(const void* p, uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth,
-                        bool in_table = true, void** log = nullptr);
-  // Maps p to the bucket of token (from RecordAlloc with in_table false),
-  // for RecordFree, StackOf and ForEachLive.
-  void Track(const void* p, uintptr_t token);
+                        bool in_table = true);
   // Ignored for pointers that were not recorded.
   void RecordFree(const void* p);
-  // The free of a sample whose token the allocator kept; with a log, it
-  // takes no lock and no locked instruction.
-  void RecordFreeOfToken(uintptr_t token, void** log = nullptr);
+  // The free of a sample whose token the allocator kept: lock-free.
+  static void RecordFreeOfToken(uintptr_t token);
   // A kept token's stack (innermost first) and its depth. Lock-free;
   // buckets are never freed or changed.
   static const uintptr_t* TokenStack(uintptr_t token, size_t* depth);
@@ -97,7 +91,6 @@ class alignas(64) HeapProfileTable {
 
  private:
   struct Bucket;
-  struct SampleLog;
   struct LiveSlot {
     std::atomic<uintptr_t> ptr;  // 0 empty, 1 tombstone; stored after bucket
     std::atomic<Bucket*> bucket;
@@ -116,9 +109,6 @@ class alignas(64) HeapProfileTable {
   Bucket* FindBucket(uint64_t hash, uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth) const;
   // Under lock_.
   Bucket* AddBucket(uint64_t hash, uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth);
-  // Adds one allocation (what 0) or free (1) to b, through the thread's log.
-  void Count(Bucket* b, uintptr_t what, void** log);
-  void Fold(SampleLog* l);  // under lock_
   void LiveInsert(uintptr_t p, Bucket* b);
   LiveSlot* LiveFind(uintptr_t p);
   void LiveGrow();
@@ -138,7 +128,6 @@ class alignas(64) HeapProfileTable {
   size_t live_used_ = 0;   // including tombstones
   size_t live_count_ = 0;
   Bucket* all_ = nullptr;
-  SampleLog* logs_ = nullptr;  // every thread's log, ever
   size_t nbuckets_ = 0;
   char* arena_ = nullptr;
   size_t arena_left_ = 0;

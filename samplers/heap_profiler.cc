@@ -76,21 +76,20 @@ void BuildHeapProfile(pprof::ProfileBuilder& b, const std::vector<HeapBucketSnap
   }
 }
 
-uintptr_t OnSampledAllocation(void* p, size_t size, void** log) {
+uintptr_t OnSampledAllocation(void* p, size_t size, bool keeps_token) {
   HeapProfileTable* t = g_hook.table.load(std::memory_order_acquire);
+  if (!keeps_token) t->PrefetchLive(p);
   uintptr_t pcs[kMaxFrames];
   const size_t n = CaptureAllocationStack(pcs, kMaxFrames);
-  return t->RecordAlloc(p, size, g_hook.rate.load(std::memory_order_relaxed), pcs, n, false, log);
+  return t->RecordAlloc(p, size, g_hook.rate.load(std::memory_order_relaxed), pcs, n, !keeps_token);
 }
 
-void OnUntrackedSample(void* p, uintptr_t token) { g_hook.table.load(std::memory_order_acquire)->Track(p, token); }
-
-void OnSampledFree(void* p, size_t, uintptr_t token, void** log) {
-  HeapProfileTable* t = g_hook.table.load(std::memory_order_acquire);
+void OnSampledFree(void* p, size_t, uintptr_t token) {
   if (token != 0) {
-    t->RecordFreeOfToken(token, log);
+    HeapProfileTable::RecordFreeOfToken(token);
     return;
   }
+  HeapProfileTable* t = g_hook.table.load(std::memory_order_acquire);
   t->PrefetchLive(p);
   t->RecordFree(p);
 }
@@ -113,8 +112,7 @@ int64_t MemProfileRate() { return samplers::g_hook.rate.load(std::memory_order_r
 bool InstallHeapProfiler() {
   if (SetSampleInterval == nullptr || internal::SetSampleHooks == nullptr) return false;
   samplers::PrepareSampleHook();
-  static constexpr internal::SampleHooks kHooks{samplers::OnSampledAllocation, samplers::OnUntrackedSample,
-                                                samplers::OnSampledFree};
+  static constexpr internal::SampleHooks kHooks{samplers::OnSampledAllocation, samplers::OnSampledFree};
   internal::SetSampleHooks(&kHooks);
   SetSampleInterval(samplers::g_hook.rate.load());
   return true;

@@ -18,9 +18,8 @@ pprof::ProfileBuilder NewHeapProfileBuilder(HeapProfileKind kind, int64_t rate);
 
 // The hooks the allocator calls for each sampled allocation and each free of
 // a sampled object (libdump::internal::SampleHooks).
-uintptr_t OnSampledAllocation(void* p, size_t size, void** log);
-void OnUntrackedSample(void* p, uintptr_t token);
-void OnSampledFree(void* p, size_t size, uintptr_t token, void** log);
+uintptr_t OnSampledAllocation(void* p, size_t size, bool keeps_token);
+void OnSampledFree(void* p, size_t size, uintptr_t token);
 // Creates the global table and points the hooks at it: before they are
 // first installed (or called directly, as a benchmark does).
 void PrepareSampleHook();

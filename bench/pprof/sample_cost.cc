@@ -28,23 +28,19 @@ double CpuNs() {
 void* Address(int i) { return reinterpret_cast<void*>(uintptr_t{1} << 20 | static_cast<uintptr_t>(i) * 64); }
 
 __attribute__((noipa)) double FramePointers() {
-  void* log = nullptr;  // as a thread heap's (SampleHooks)
   const double t0 = CpuNs();
   for (int i = 0; i < kSamples; ++i) {
-    OnSampledFree(Address(i), 64, OnSampledAllocation(Address(i), 64, &log), &log);
+    OnSampledFree(Address(i), 64, OnSampledAllocation(Address(i), 64, true));
   }
   return (CpuNs() - t0) / kSamples;
 }
 
 __attribute__((noipa)) double Libunwind() {
-  void* log = nullptr;
   const double t0 = CpuNs();
   for (int i = 0; i < kSamples; ++i) {
     uintptr_t pcs[kMaxFrames];
     const int n = unw_backtrace(reinterpret_cast<void**>(pcs), static_cast<int>(kMaxFrames));
-    OnSampledFree(Address(i), 64,
-                  GlobalHeapTable().RecordAlloc(Address(i), 64, kRate, pcs, static_cast<size_t>(n), false, &log),
-                  &log);
+    OnSampledFree(Address(i), 64, GlobalHeapTable().RecordAlloc(Address(i), 64, kRate, pcs, static_cast<size_t>(n), false));
   }
   return (CpuNs() - t0) / kSamples;
 }
