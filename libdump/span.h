@@ -61,10 +61,10 @@ struct alignas(64) Span {
   std::atomic<ThreadHeap*> owner{nullptr};
   uint32_t slot_size = 0;  // small: the class size; large: npages * kPageSize
   uint32_t used = 0;  // owner only: slots live or reserved in the owner's cache
-  // Owner only: a local free that leaves `used` at or below this goes to the
-  // slow path (1 to give back an empty span; higher on the full list, where
-  // the span waits until an eighth of it is free: a sparse bitmap would cost a
-  // refill per allocation).
+  // Owner only: a local free that leaves `used` at or below this moves the
+  // span between lists or gives it back (1 to give back an empty span; higher
+  // on the full list, where the span waits until an eighth of it is free: a
+  // sparse bitmap would cost a refill per allocation).
   uint32_t slow_at = 1;
   // Remote frees announced and not yet folded into live. While it is down
   // (no remote free since the owner last collected) a local free need not
@@ -146,8 +146,8 @@ static_assert(offsetof(Span, sample_token) / 64 == offsetof(Span, sampled) / 64 
 inline void SetBits(std::atomic<uint64_t>& w, uint64_t m, std::memory_order order = std::memory_order_relaxed) {
   w.store(w.load(std::memory_order_relaxed) | m, order);
 }
-inline void ClearBits(std::atomic<uint64_t>& w, uint64_t m) {
-  w.store(w.load(std::memory_order_relaxed) & ~m, std::memory_order_relaxed);
+inline void ClearBits(std::atomic<uint64_t>& w, uint64_t m, std::memory_order order = std::memory_order_relaxed) {
+  w.store(w.load(std::memory_order_relaxed) & ~m, order);
 }
 
 // Set bits of a bitmap word. Without -mpopcnt, __builtin_popcountll is a

@@ -121,9 +121,9 @@ __attribute__((noinline)) void ClearAnnotations(Span* s, uint32_t w, uint64_t m)
   ClearBits(s->bits[w].annotated, m);
 }
 
-// A remote free of a sampled slot is reported to the profiler at the free,
-// by the freeing thread. The acquire pairs with the release that set the
-// annotation.
+// A sampled slot's free is reported to the profiler at the free, by the
+// freeing thread (for a remote free, before the owner clears the bits). The
+// acquire pairs with the release that set the annotation.
 inline void NotifyIfSampled(Span* s, uint32_t i) {
   const uint64_t m = uint64_t{1} << (i & 63);
   if ((s->bits[i >> 6].annotated.load(std::memory_order_acquire) & m) &&
@@ -143,7 +143,7 @@ void CollectRemote(Span* s, bool force) {
     if (const uint64_t a = s->bits[w].annotated.load(std::memory_order_relaxed) & r) ClearAnnotations(s, w, a);
     // Clear live before remote: a concurrent walk sees the slot free at
     // every step (live & ~remote is 0 throughout).
-    s->bits[w].live.store(s->bits[w].live.load(std::memory_order_relaxed) & ~r, std::memory_order_release);
+    ClearBits(s->bits[w].live, r, std::memory_order_release);
     s->remote[w].fetch_and(~r, std::memory_order_release);
     s->used -= CountBits(r);
   }
@@ -211,9 +211,7 @@ void LocalFree(ThreadHeap* h, Span* s, uint32_t i) {
     Fatal("double free", reinterpret_cast<void*>(s->SlotAddress(i)));
   }
   if (s->bits[i >> 6].annotated.load(std::memory_order_relaxed) & m) {
-    if (s->sampled[i >> 6].load(std::memory_order_relaxed) & m) {
-      NotifySampledFree(s, i + 1, reinterpret_cast<void*>(s->SlotAddress(i)), s->slot_size);
-    }
+    NotifyIfSampled(s, i);
     ClearAnnotations(s, i >> 6, m);
   }
   w.store(v & ~m, std::memory_order_release);
