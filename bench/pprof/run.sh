@@ -3,6 +3,7 @@
 #   heap: libdump off vs 512 KiB sampling; jemalloc prof:false vs prof:true
 #         (its default lg_prof_sample=19, 512 KiB); tcmalloc vs tcmalloc with
 #         gperftools' HEAPPROFILE; on two size mixes (alloc_workload.cc);
+#         libdump's rate also alternated inside one process (A/A, then A/B);
 #         then the profiler's cost per heap sample (frame-pointer walk vs
 #         libunwind, warm) and of a whole sampled malloc + free with the
 #         caches as a busy program leaves them (cold_sample.cc).
@@ -22,7 +23,8 @@ CPU=$B/bench/pprof/bench_pprof_cpu
 DUMP=$B/libdump/libdump.so
 PROF=$B/samplers/libdumpprof.so
 OPS=${OPS:-10000000}      # malloc+free pairs per heap run
-SLOW_OPS=$((OPS / 100))   # gperftools' heap profiler is ~1000x slower per op
+SLOW_OPS=$((OPS / 100))
+ALT_OPS=${ALT_OPS:-$((OPS * 10))}  # operations of one in-process alternation   # gperftools' heap profiler is ~1000x slower per op
 WORK=${WORK:-1000000000}  # iterations per thread per CPU run
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -63,6 +65,12 @@ CONFIGS
   echo "libdump 512 KiB sampling overhead:   $(pct $R_libdump_off $R_libdump_512k)"
   echo "jemalloc prof:true overhead:         $(pct $R_jemalloc $R_jemalloc_prof)"
   echo "gperftools HEAPPROFILE overhead:     $(pct $R_tcmalloc $R_tcmalloc_heapprofile)"
+  # The runs above are separate processes: they include the heap's growth,
+  # and the host's speed drifts between them. Alternating the rate inside one
+  # process times the steady state, with an A/A line for the method's noise.
+  for RATE in 0 524288; do
+    LD_PRELOAD="$DUMP $PROF" LIBDUMP_HEAPPROFILE=$T/alt.pprof $ALLOC $ALT_OPS $MIX alternate $RATE 40
+  done
 done
 $B/bench/pprof/bench_pprof_sample_cost
 $B/bench/pprof/bench_pprof_cold_sample
