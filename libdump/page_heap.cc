@@ -348,6 +348,11 @@ uint64_t PageHeap::ReleaseRange(uint32_t arena_id, uintptr_t start, uintptr_t en
   if (committed == 0) return 0;
   madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);
   SetBits(ap.committed, first, n, false);
+  // Returned first, then no longer free and committed (release): a reader of
+  // both that sees the second sees the first, so the two never add up to
+  // less than the free bytes, even with a long release in progress.
+  returned_.fetch_add(committed << kPageShift, std::memory_order_relaxed);
+  free_committed_.fetch_sub(committed << kPageShift, std::memory_order_release);
   return committed;
 }
 
@@ -356,7 +361,12 @@ uint64_t PageHeap::ReleaseRange(uint32_t arena_id, uintptr_t start, uintptr_t en
 // goes only whole, and only if s covers all of it: releasing part of a huge
 // page would split it.
 uint64_t PageHeap::ReleaseFrom(Span* s, uint64_t want) {
-  Unlink(s);
+  // Off its list without Unlink: the span's bytes stay in the statistics,
+  // and ReleaseRange moves them from committed to returned as it goes. Unlink
+  // and Insert around the madvise calls had GetHeapStats read a span being
+  // released as neither (BackgroundRelease.IdleFreePagesGoOnlyWithTheThread
+  // saw 0 bytes returned with all 40 MiB in flight).
+  ListFor(s).Remove(s);
   const ArenaPages& ap = arena_pages_[s->arena_id];
   uint64_t released = 0;
   for (uintptr_t hi = s->end(); hi > s->start && released < want && released < s->dirty_pages;) {
@@ -370,7 +380,7 @@ uint64_t PageHeap::ReleaseFrom(Span* s, uint64_t want) {
     hi = lo;
   }
   s->dirty_pages -= static_cast<uint32_t>(released);
-  Insert(s);
+  ListFor(s).PushFront(s);
   return released;
 }
 

@@ -84,7 +84,7 @@ class PageHeap {
 
   // Statistics, readable without the lock.
   uint64_t in_use_spans() const { return in_use_spans_.load(std::memory_order_relaxed); }
-  uint64_t free_committed_bytes() const { return free_committed_.load(std::memory_order_relaxed); }
+  uint64_t free_committed_bytes() const { return free_committed_.load(std::memory_order_acquire); }
   uint64_t returned_bytes() const { return returned_.load(std::memory_order_relaxed); }
   uint64_t in_use_bytes() const { return in_use_bytes_.load(std::memory_order_relaxed); }
 
