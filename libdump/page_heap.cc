@@ -362,10 +362,7 @@ uint64_t PageHeap::ReleaseRange(uint32_t arena_id, uintptr_t start, uintptr_t en
 // page would split it.
 uint64_t PageHeap::ReleaseFrom(Span* s, uint64_t want) {
   // Off its list without Unlink: the span's bytes stay in the statistics,
-  // and ReleaseRange moves them from committed to returned as it goes. Unlink
-  // and Insert around the madvise calls had GetHeapStats read a span being
-  // released as neither (BackgroundRelease.IdleFreePagesGoOnlyWithTheThread
-  // saw 0 bytes returned with all 40 MiB in flight).
+  // and ReleaseRange moves them from committed to returned as it goes.
   ListFor(s).Remove(s);
   const ArenaPages& ap = arena_pages_[s->arena_id];
   uint64_t released = 0;

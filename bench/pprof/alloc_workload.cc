@@ -20,23 +20,15 @@
 // a drift inside a pair cancels. With RATE 0 it measures the method's own
 // noise (an A/A test).
 #include <dlfcn.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include <algorithm>
-#include <vector>
-
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
-static double CpuSeconds() {
-  rusage u;
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
-}
 
 namespace {
 
@@ -76,11 +68,11 @@ __attribute__((always_inline)) inline int Alternate(long ops, bool small, long r
   // so that the same binary also runs under the peers' allocators.
   using SetRate = void (*)(int64_t);
   const auto set = reinterpret_cast<SetRate>(dlsym(RTLD_DEFAULT, "_ZN7libdump17SetMemProfileRateEl"));
-  if (set == nullptr || pairs < 1) {
-    std::fprintf(stderr, "bench_pprof_alloc: alternate needs PAIRS >= 1 and libdumpprof.so preloaded\n");
+  const long block = pairs < 1 ? 0 : ops / (2L * pairs);
+  if (set == nullptr || block < 1) {
+    std::fprintf(stderr, "bench_pprof_alloc: alternate needs PAIRS >= 1, OPS >= 2 PAIRS and libdumpprof.so preloaded\n");
     return 1;
   }
-  const long block = ops / (2L * pairs);
   set(0);
   Run(block, small);  // warm up: the window fills, spans and buckets exist
   std::vector<double> ratios;
@@ -116,10 +108,10 @@ int main(int argc, char** argv) {
   if (argc > 5 && std::strcmp(argv[3], "alternate") == 0) {
     return Alternate(ops, small, std::atol(argv[4]), std::atoi(argv[5]));
   }
-  const double t0 = CpuSeconds();
+  const double t0 = ProcessCpuNs();
   Run(ops, small);
-  const double t = CpuSeconds() - t0;
+  const double t = ProcessCpuNs() - t0;
   for (void* p : g_live) std::free(p);
-  std::printf("%.2f\n", t * 1e9 / static_cast<double>(ops));
+  std::printf("%.2f\n", t / static_cast<double>(ops));
   return 0;
 }

@@ -23,8 +23,8 @@ CPU=$B/bench/pprof/bench_pprof_cpu
 DUMP=$B/libdump/libdump.so
 PROF=$B/samplers/libdumpprof.so
 OPS=${OPS:-10000000}      # malloc+free pairs per heap run
-SLOW_OPS=$((OPS / 100))
-ALT_OPS=${ALT_OPS:-$((OPS * 10))}  # operations of one in-process alternation   # gperftools' heap profiler is ~1000x slower per op
+SLOW_OPS=$((OPS / 100))   # gperftools' heap profiler is ~1000x slower per op
+ALT_OPS=${ALT_OPS:-$((OPS * 10))}  # operations of one in-process alternation
 WORK=${WORK:-1000000000}  # iterations per thread per CPU run
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -65,9 +65,10 @@ CONFIGS
   echo "libdump 512 KiB sampling overhead:   $(pct $R_libdump_off $R_libdump_512k)"
   echo "jemalloc prof:true overhead:         $(pct $R_jemalloc $R_jemalloc_prof)"
   echo "gperftools HEAPPROFILE overhead:     $(pct $R_tcmalloc $R_tcmalloc_heapprofile)"
-  # The runs above are separate processes: they include the heap's growth,
-  # and the host's speed drifts between them. Alternating the rate inside one
-  # process times the steady state, with an A/A line for the method's noise.
+  # The runs above are separate processes, and the host's speed drifts
+  # between them by more than the profiler costs. Alternating the rate inside
+  # one process compares blocks a few milliseconds apart, with an A/A line
+  # for the method's own noise.
   for RATE in 0 524288; do
     LD_PRELOAD="$DUMP $PROF" LIBDUMP_HEAPPROFILE=$T/alt.pprof $ALLOC $ALT_OPS $MIX alternate $RATE 40
   done
