@@ -56,6 +56,23 @@ Span* Adopt(ThreadHeap* h, int size_class) {
   return nullptr;
 }
 
+bool Reclaim(ThreadHeap* h, Span* s) {
+  const int c = s->size_class;
+  OrphanList& l = g_orphans[c];
+  LockGuard g(l.lock);
+  // Under its list's lock an orphan stays one. A span that no longer is
+  // (adopted, released, or reused since the caller looked) is not this
+  // list's to give.
+  if (s->owner.load(std::memory_order_relaxed) != nullptr || s->state != SpanState::kSmall ||
+      s->size_class != c || s->list != SpanList::kOrphan) {
+    return false;
+  }
+  l.spans.Remove(s);
+  CollectRemote(s, /*force=*/true);
+  s->owner.store(h, std::memory_order_release);
+  return true;
+}
+
 void CentralForkPrepare() {
   for (auto& l : g_orphans) l.lock.lock();
 }

@@ -93,6 +93,20 @@ Span* FindSpan(ThreadHeap* h, int c) {
   return NewSmallSpan(h, c);
 }
 
+// Lists a span h has just taken over where its standing puts it.
+void File(ThreadHeap* h, Span* s) {
+  const int c = s->size_class;
+  if (s->used > FullThreshold(s)) {
+    s->list = SpanList::kFull;
+    s->slow_at = FullThreshold(s);
+    h->full[c].PushFront(s);
+  } else {
+    s->list = SpanList::kPartial;
+    s->slow_at = 1;
+    h->partial[c].PushFront(s);
+  }
+}
+
 // Gives up a span the heap no longer wants to own.
 void Dispose(Span* s) {
   CollectRemote(s, /*force=*/true);
@@ -244,6 +258,18 @@ void FreeNotOwned(ThreadHeap* h, Span* s, void* ptr) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
   const uint32_t i = s->SlotIndex(p);
   if (i >= s->nslots || s->SlotAddress(i) != p) Fatal("free of a pointer inside an object", ptr);
+  // An exited thread's span, freed into by a thread that allocates its class
+  // too (a server's worker taking over its predecessor's work): owning it
+  // makes this free and the next ones to it local, and its free slots this
+  // thread's to reuse, instead of remote frees piling up in a span that no
+  // thread allocates from until one adopts it, not necessarily this one.
+  if (s->owner.load(std::memory_order_relaxed) == nullptr && h->cache[s->size_class].span != nullptr) {
+    AllocatorSection section;
+    if (Reclaim(h, s)) {
+      File(h, s);
+      return FreeFast(ptr);  // owned now: onto the class's stack like any local free
+    }
+  }
   RemoteFree(h, s, i);
 }
 

@@ -118,7 +118,8 @@ void LocalFree(ThreadHeap* h, Span* s, uint32_t index);
 // back. It finds the span again, so that FreeFast need not keep it.
 void ReturnSlot(ThreadHeap* h, void* p);
 void RemoteFree(ThreadHeap* h, Span* s, uint32_t index);
-// Frees ptr, in small span s that h (not null) does not own.
+// Frees ptr, in small span s that h (not null) does not own; h takes s over
+// if it is an orphan of a class h allocates (see FreeNotOwned).
 void FreeNotOwned(ThreadHeap* h, Span* s, void* ptr);
 // Sets `bits` (freed slots) in s->remote[w]; s is not touched afterwards.
 void PublishRemote(Span* s, uint32_t w, uint64_t bits);

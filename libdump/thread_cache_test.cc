@@ -11,6 +11,7 @@
 #include "libdump/heap.h"
 #include "page_map.h"
 #include "span.h"
+#include "thread_cache.h"
 
 namespace libdump {
 namespace {
@@ -182,6 +183,50 @@ TEST(ThreadCache, ThreadExitGivesItsSpansBack) {
   });
   adopter.join();
   EXPECT_LE(GetHeapStats().spans, mid.spans);
+}
+
+// Larson's server churn: a worker inherits its predecessor's objects. Its
+// frees into the exited thread's spans make them its own (so they are local
+// and their slots come back to it), as long as it allocates that class too;
+// a thread that only frees the class leaves the orphans to an adopter.
+TEST(ThreadCache, FreeingIntoAnExitedThreadsSpanTakesItOverIfTheClassIsInUse) {
+  constexpr size_t kSize = 176;
+  void* mine = Allocate(kSize);  // this thread allocates the class
+  std::vector<void*> theirs;
+  std::thread([&] {
+    for (int i = 0; i < 8; ++i) theirs.push_back(Allocate(kSize));
+  }).join();
+  const auto span_of = [](void* p) { return internal::g_page_map.Get(reinterpret_cast<uintptr_t>(p)); };
+  // Two of its objects that share a span (the thread may have adopted an
+  // orphan with few free slots before starting one of its own).
+  size_t k = 0;
+  while (k + 1 < theirs.size() && span_of(theirs[k]) != span_of(theirs[k + 1])) ++k;
+  ASSERT_LT(k + 1, theirs.size());
+  void* a = theirs[k];
+  void* b = theirs[k + 1];
+  internal::Span* s = span_of(a);
+  ASSERT_EQ(s->owner.load(), nullptr);
+  ASSERT_NE(span_of(mine), s);
+
+  std::thread([&] {
+    void* other = Allocate(64);  // a heap, but no span of the class
+    Free(a);
+    EXPECT_EQ(s->owner.load(), nullptr);
+    Free(other);
+  }).join();
+
+  Free(b);
+  EXPECT_EQ(s->owner.load(), internal::t_heap);
+  // The free was local: b went on this thread's stack and comes back first.
+  // a's remote free, made before the takeover, was folded in: not live.
+  void* again = Allocate(kSize);
+  EXPECT_EQ(again, b);
+  EXPECT_FALSE(s->SlotLive(s->SlotIndex(reinterpret_cast<uintptr_t>(a))));
+  Free(again);
+  for (void* p : theirs) {
+    if (p != a && p != b) Free(p);
+  }
+  Free(mine);
 }
 
 // A local free goes on its class's stack of recent frees (recent_frees.h):
