@@ -308,6 +308,26 @@ void* AllocateSlow(size_t size) {
   return p;
 }
 
+void* AllocateSampled(size_t size, ThreadHeap* h, int c) {
+  ClassCache& cc = h->cache[c];
+  const uint64_t recent = cc.recent.load(std::memory_order_relaxed);
+  if (RecentHeight(recent) == 0 && cc.free_bits.load(std::memory_order_relaxed) == 0 && !Refill(h, c)) {
+    OutOfMemory(size);
+    return nullptr;
+  }
+  void* p = RecentHeight(recent) != 0 ? PopRecent(h, cc, c, recent) : TakeCachedSlot(cc);
+  h->sample_left = NextSampleCountdown(h);
+  MarkSampled(p, cc.slot_size);
+  return p;
+}
+
+void FreeOwnedSlow(ThreadHeap* h, Span* s, void* ptr) {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  const uint32_t i = s->SlotIndex(p);
+  if (i >= s->nslots || s->SlotAddress(i) != p) Fatal("free of a pointer inside an object", ptr);
+  LocalFree(h, s, i);
+}
+
 void* AllocateAlignedImpl(size_t align, size_t size) {
   if (align <= kMinAlign) return AllocateFast(size);
   if (align <= kPageSize) {

@@ -15,6 +15,14 @@ namespace libdump::internal {
 
 void* AllocateSlow(size_t size);
 void FreeSlow(void* p, Span* s);
+// The two ends of a heap sample, apart from the other slow paths: a sample
+// comes a few hundred allocations after the last one, and a path shared with
+// large objects and refills would mispredict its branches each time.
+// The allocation that the sampling countdown picked (class c, h's).
+void* AllocateSampled(size_t size, ThreadHeap* h, int c);
+// A free of a slot of h's own span that failed a fast-path check: an
+// annotated slot (sampled or typed), or misuse.
+void FreeOwnedSlow(ThreadHeap* h, Span* s, void* p);
 
 // Both take a slot this thread has reserved and set its live bit. Only this
 // thread writes its spans' live words: a plain read-modify-write. Once the bit
@@ -46,12 +54,13 @@ __attribute__((always_inline)) inline void* AllocateFast(size_t size) {
   if (LIBDUMP_LIKELY(h != nullptr && size <= kMaxSmallSize)) {
     const int c = SizeToClass(size);
     ClassCache& cc = h->cache[c];
-    // The sampling countdown comes first: when it would go negative the
-    // slow path takes the sample. Recent frees before the bitmap word: churn
+    // The sampling countdown comes first: when it would go negative,
+    // AllocateSampled takes the sample. Recent frees before the bitmap word: churn
     // then never reaches the sparse words.
     const int64_t left = h->sample_left - cc.slot_size;
+    if (LIBDUMP_UNLIKELY(left < 0)) return AllocateSampled(size, h, c);
     const uint64_t recent = cc.recent.load(std::memory_order_relaxed);
-    if (LIBDUMP_LIKELY(left >= 0 && (RecentHeight(recent) != 0 || cc.free_bits.load(std::memory_order_relaxed) != 0))) {
+    if (LIBDUMP_LIKELY(RecentHeight(recent) != 0 || cc.free_bits.load(std::memory_order_relaxed) != 0)) {
       h->sample_left = left;
       return RecentHeight(recent) != 0 ? PopRecent(h, cc, c, recent) : TakeCachedSlot(cc);
     }
@@ -110,6 +119,7 @@ __attribute__((always_inline)) inline void FreeFast(void* ptr) {
       }
       return ReturnSlot(h, ptr);
     }
+    return FreeOwnedSlow(h, s, ptr);
   }
   FreeSlow(ptr, s);
 }
