@@ -17,8 +17,9 @@ void* AllocateSlow(size_t size);
 void FreeSlow(void* p, Span* s);
 // The two ends of a heap sample, apart from the other slow paths: a sample
 // comes a few hundred allocations after the last one, and a path shared with
-// large objects and refills would mispredict its branches each time.
-// The allocation that the sampling countdown picked (class c, h's).
+// large objects and refills would find its branches trained by them.
+// AllocateSampled: the allocation of class c (h's) that the sampling
+// countdown picked.
 void* AllocateSampled(size_t size, ThreadHeap* h, int c);
 // A free of a slot of h's own span that failed a fast-path check: an
 // annotated slot (sampled or typed), or misuse.
@@ -55,8 +56,8 @@ __attribute__((always_inline)) inline void* AllocateFast(size_t size) {
     const int c = SizeToClass(size);
     ClassCache& cc = h->cache[c];
     // The sampling countdown comes first: when it would go negative,
-    // AllocateSampled takes the sample. Recent frees before the bitmap word: churn
-    // then never reaches the sparse words.
+    // AllocateSampled takes the sample. Recent frees before the bitmap
+    // word: churn then never reaches the sparse words.
     const int64_t left = h->sample_left - cc.slot_size;
     if (LIBDUMP_UNLIKELY(left < 0)) return AllocateSampled(size, h, c);
     const uint64_t recent = cc.recent.load(std::memory_order_relaxed);
