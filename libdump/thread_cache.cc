@@ -63,6 +63,20 @@ Span* NewSmallSpan(ThreadHeap* h, int c) {
 // of it is free.
 uint32_t FullThreshold(const Span* s) { return s->nslots - (s->nslots + 7) / 8; }
 
+// The owner's two lists of spans it is not allocating from. A full span
+// comes back once an eighth of it is free; a partial one is given back when
+// it empties (slow_at 1).
+void PushFull(ThreadHeap* h, Span* s) {
+  s->list = SpanList::kFull;
+  s->slow_at = FullThreshold(s);
+  h->full[s->size_class].PushFront(s);
+}
+void PushPartial(ThreadHeap* h, Span* s) {
+  s->list = SpanList::kPartial;
+  s->slow_at = 1;
+  h->partial[s->size_class].PushFront(s);
+}
+
 // A span of the class with a free slot, owned by h, in no list.
 Span* FindSpan(ThreadHeap* h, int c) {
   if (Span* s = h->partial[c].PopFront()) return s;
@@ -74,13 +88,12 @@ Span* FindSpan(ThreadHeap* h, int c) {
         CollectRemote(s);
         if (s->used <= s->slow_at) {
           h->full[c].Remove(s);
-          s->slow_at = 1;
           if (s->used == 0) {
+            s->slow_at = 1;
             AllocatorSection section;
             ReleaseSmallSpan(s);
           } else {
-            s->list = SpanList::kPartial;
-            h->partial[c].PushFront(s);
+            PushPartial(h, s);
           }
         }
       }
@@ -95,15 +108,10 @@ Span* FindSpan(ThreadHeap* h, int c) {
 
 // Lists a span h has just taken over where its standing puts it.
 void File(ThreadHeap* h, Span* s) {
-  const int c = s->size_class;
   if (s->used > FullThreshold(s)) {
-    s->list = SpanList::kFull;
-    s->slow_at = FullThreshold(s);
-    h->full[c].PushFront(s);
+    PushFull(h, s);
   } else {
-    s->list = SpanList::kPartial;
-    s->slow_at = 1;
-    h->partial[c].PushFront(s);
+    PushPartial(h, s);
   }
 }
 
@@ -178,9 +186,7 @@ bool Refill(ThreadHeap* h, int c) {
         if (LoadWord(cc, s, w)) return true;
       }
     }
-    s->list = SpanList::kFull;
-    s->slow_at = FullThreshold(s);
-    h->full[c].PushFront(s);
+    PushFull(h, s);
     cc.span = nullptr;
   }
   Span* s = FindSpan(h, c);
@@ -204,9 +210,7 @@ void Unreserve(ThreadHeap* h, Span* s) {
   frees.store(frees.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   if (s->list == SpanList::kFull && s->used <= s->slow_at) {
     h->full[c].Remove(s);
-    s->slow_at = 1;
-    s->list = SpanList::kPartial;
-    h->partial[c].PushFront(s);
+    PushPartial(h, s);
   }
   if (s->used == 0 && s->list == SpanList::kPartial) {
     h->partial[c].Remove(s);

@@ -29,7 +29,6 @@
 #include <cstring>
 #include <vector>
 
-
 namespace {
 
 constexpr int kWindow = 4096;
