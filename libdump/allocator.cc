@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "arena.h"
@@ -11,6 +13,7 @@
 #include "heap_walk.h"
 #include "lock.h"
 #include "page_heap.h"
+#include "stacked_slots.h"
 #include "libdump/profiler.h"
 
 // Provided by malloc_interpose.cc when libdump is the process's malloc:
@@ -93,6 +96,17 @@ uint64_t Mix(uint64_t x) {
   x *= 0xff51afd7ed558ccdULL;
   x ^= x >> 33;
   return x;
+}
+
+// getrandom, or (without entropy this early in boot) the clock and ASLR.
+uint64_t NewStackedKey() {
+  uint64_t k = 0;
+  if (getrandom(&k, sizeof k, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof k)) {
+    timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    k = Mix(static_cast<uint64_t>(t.tv_nsec) ^ reinterpret_cast<uintptr_t>(&k));
+  }
+  return k | 1;
 }
 
 int64_t NextSampleCountdown(ThreadHeap* h) {
@@ -238,6 +252,7 @@ void EnsureInitialized() {
   if (g_initialized.load(std::memory_order_relaxed)) return;
   if (libdump_snapshot_preinit != nullptr) libdump_snapshot_preinit();
   if (pthread_key_create(&g_exit_key, ThreadExit) != 0) Fatal("cannot create the thread-exit key", nullptr);
+  g_stacked_key = NewStackedKey();
   g_initialized.store(true, std::memory_order_release);
 }
 
@@ -325,6 +340,9 @@ void FreeOwnedSlow(ThreadHeap* h, Span* s, void* ptr) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
   const uint32_t i = s->SlotIndex(p);
   if (i >= s->nslots || s->SlotAddress(i) != p) Fatal("free of a pointer inside an object", ptr);
+  // The key: most likely a slot already on this thread's stack, the only
+  // stack that can hold a slot of h's span.
+  if (HasStackedKey(ptr) && OnStack(h, s->size_class, p)) Fatal("double free", ptr);
   LocalFree(h, s, i);
 }
 

@@ -25,19 +25,18 @@ void* AllocateSampled(size_t size, ThreadHeap* h, int c);
 // annotated slot (sampled or typed), or misuse.
 void FreeOwnedSlow(ThreadHeap* h, Span* s, void* p);
 
-// Both take a slot this thread has reserved and set its live bit. Only this
+// The top of class c's stack of recent frees (height != 0): the slot this
+// thread freed last. Its live bit is still set (recent_frees.h); the pop
+// clears the key the free left in it, on the line the caller writes next.
+__attribute__((always_inline)) inline void* PopRecent(ThreadHeap* h, ClassCache& cc, int c, uint64_t recent) {
+  void* p = reinterpret_cast<void*>(h->recent[c].slot[RecentHeight(recent) - 1].load(std::memory_order_relaxed));
+  cc.recent.store(recent - 1, std::memory_order_release);
+  ClearStackedKey(p);
+  return p;
+}
+// Takes a slot this thread has reserved and sets its live bit. Only this
 // thread writes its spans' live words: a plain read-modify-write. Once the bit
 // is set the walk reports the object.
-//
-// The top of class c's stack of recent frees (height != 0): the slot this
-// thread freed last, whose live word is likely still in cache.
-__attribute__((always_inline)) inline void* PopRecent(ThreadHeap* h, ClassCache& cc, int c, uint64_t recent) {
-  const RecentFree& r = h->recent[c].slot[RecentHeight(recent) - 1];
-  cc.recent.store(recent - 1, std::memory_order_relaxed);
-  std::atomic<uint64_t>* w = r.word();
-  w->store(w->load(std::memory_order_relaxed) | r.bit(), std::memory_order_relaxed);
-  return reinterpret_cast<void*>(r.addr);
-}
 // The lowest slot of the cached bitmap word (free_bits != 0).
 __attribute__((always_inline)) inline void* TakeCachedSlot(ClassCache& cc) {
   const uint64_t bits = cc.free_bits.load(std::memory_order_relaxed);
@@ -94,28 +93,21 @@ __attribute__((always_inline)) inline void FreeFast(void* ptr) {
     }
     const uint64_t v = w.load(std::memory_order_relaxed);
     if (LIBDUMP_LIKELY(s->SlotAddress(i) == p && (v & m) != 0 && (busy & m) == 0)) {
-      // The free happens here; what follows is the thread's bookkeeping.
-      // Clearing the bit first lets v and m die before the class's values
-      // are loaded, and the path then needs no callee-saved register (a push
-      // is one more store, and larson's time goes to stores that wait behind
-      // a missed one: x86 commits them in order).
-      w.store(v & ~m, std::memory_order_relaxed);
+      // A live bit is also set for a slot already on the stack: its key sends
+      // a second free to the slow path, which searches the stack. The read
+      // fetches the line that the next malloc's caller writes.
+      if (LIBDUMP_UNLIKELY(HasStackedKey(ptr))) return FreeOwnedSlow(h, s, ptr);
       const uint32_t c = s->size_class;
       ClassCache& cc = h->cache[c];
       const uint64_t recent = cc.recent.load(std::memory_order_relaxed);
       const uint32_t n = RecentHeight(recent);
-      // Stacked, the slot stays reserved in `used` (recent_frees.h), so the
-      // span's standing does not change.
+      // Stacked, the slot stays live in the bitmap and reserved in `used`
+      // (recent_frees.h), so neither the span's bits nor its standing change.
+      // Release: a walk that reads the new height reads the entry below it.
       if (LIBDUMP_LIKELY(n < cc.recent_depth)) {
-        RecentFree& r = h->recent[c].slot[n];
-        r.addr = p;
-        r.word_and_bit = RecentFree::Pack(&w, i);
-        cc.recent.store(recent + kRecentPush, std::memory_order_relaxed);
-        // The next malloc of the class returns this slot and its caller
-        // writes it at once; a free-list allocator has fetched the line by
-        // then, writing its link. A prefetch fetches it without a write (or a
-        // fault: it is a hint), so the store does not wait on memory.
-        __builtin_prefetch(ptr, 0, 3);
+        h->recent[c].slot[n].store(p, std::memory_order_relaxed);
+        *static_cast<uint64_t*>(ptr) = g_stacked_key;
+        cc.recent.store(recent + kRecentPush, std::memory_order_release);
         return;
       }
       return ReturnSlot(h, ptr);

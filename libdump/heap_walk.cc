@@ -46,7 +46,7 @@ const Span* WalkStep(uintptr_t page) {
 
 // Reads spans through the page map, arena by arena; object memory is never
 // touched.
-void Walk(ObjectVisitor visit, void* context) {
+void Walk(const StackedSlots& stacked, ObjectVisitor visit, void* context) {
   const size_t n = g_arenas.count();
   for (size_t a = 0; a < n; ++a) {
     const Arena arena = g_arenas.at(a);
@@ -55,12 +55,14 @@ void Walk(ObjectVisitor visit, void* context) {
       if (s->state == SpanState::kLarge) {
         visit(Describe(s, 0), context);
       } else if (s->state == SpanState::kSmall) {
-        // Frees other threads have batched but not published are frees.
-        uint64_t batched[kBitmapWords] = {};
-        CollectBatchedFrees(s, batched);
+        // Frees other threads have batched but not published are frees, and
+        // so are the slots on the owner's stack of recent frees.
+        uint64_t freed[kBitmapWords] = {};
+        CollectBatchedFrees(s, freed);
+        stacked.Collect(s, freed);
         for (uint32_t w = 0; w < s->nwords(); ++w) {
           uint64_t bits = s->bits[w].live.load(std::memory_order_acquire) &
-                          ~s->remote[w].load(std::memory_order_acquire) & ~batched[w];
+                          ~s->remote[w].load(std::memory_order_acquire) & ~freed[w];
           while (bits != 0) {
             const uint32_t i = w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
             bits &= bits - 1;
@@ -75,7 +77,34 @@ void Walk(ObjectVisitor visit, void* context) {
 
 }  // namespace
 
-void ForEachObject(ObjectVisitor visit, void* context) { Walk(visit, context); }
+void ForEachObject(const StackedSlots& stacked, ObjectVisitor visit, void* context) {
+  Walk(stacked, visit, context);
+}
+
+void ForEachObject(ObjectVisitor visit, void* context) {
+  StackedSlots stacked;
+  stacked.Take();
+  Walk(stacked, visit, context);
+}
+
+bool FindObject(const StackedSlots& stacked, const void* addr, ObjectInfo* out) {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(addr);
+  const Span* s = g_page_map.Get(p);
+  if (s == nullptr) return false;
+  if (s->state == SpanState::kLarge) {
+    *out = Describe(s, 0);
+    return true;
+  }
+  if (s->state != SpanState::kSmall) return false;
+  const uint32_t i = s->SlotIndex(p);
+  if (i >= s->nslots || !s->SlotLive(i)) return false;
+  uint64_t batched[kBitmapWords] = {};
+  CollectBatchedFrees(s, batched);
+  if ((batched[i >> 6] >> (i & 63)) & 1) return false;
+  if (stacked.Contains(s->SlotAddress(i), s->size_class)) return false;
+  *out = Describe(s, i);
+  return true;
+}
 
 uintptr_t SampleTokenOf(const void* ptr) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
@@ -164,25 +193,15 @@ void WalkHeap(ObjectVisitor visit, void* context) {
   // The lock freezes span layout; slot bits are read atomically as they change.
   AllocatorSection section;
   LockGuard g(g_page_heap.mutex());
-  Walk(visit, context);
+  StackedSlots stacked;
+  stacked.Take();
+  Walk(stacked, visit, context);
 }
 
 bool FindObject(const void* addr, ObjectInfo* out) {
-  const uintptr_t p = reinterpret_cast<uintptr_t>(addr);
-  const Span* s = g_page_map.Get(p);
-  if (s == nullptr) return false;
-  if (s->state == SpanState::kLarge) {
-    *out = Describe(s, 0);
-    return true;
-  }
-  if (s->state != SpanState::kSmall) return false;
-  const uint32_t i = s->SlotIndex(p);
-  if (i >= s->nslots || !s->SlotLive(i)) return false;
-  uint64_t batched[kBitmapWords] = {};
-  CollectBatchedFrees(s, batched);
-  if ((batched[i >> 6] >> (i & 63)) & 1) return false;
-  *out = Describe(s, i);
-  return true;
+  // Not taken: the stacks are searched only for a slot whose live bit is set.
+  const StackedSlots stacked;
+  return FindObject(stacked, addr, out);
 }
 
 HeapRange GetHeapRange() { return HeapRange{g_arenas.lowest(), g_arenas.highest()}; }

@@ -5,13 +5,18 @@
 
 #include "libdump/heap.h"
 #include "lock.h"
+#include "stacked_slots.h"
 
 namespace libdump::internal {
 
 // Visits every live object in address order. Takes no lock and allocates
-// nothing: call it only while every other thread is stopped outside the
-// allocator (see InAllocator), or in a single-threaded process.
+// nothing from the heap: call it only while every other thread is stopped
+// outside the allocator (see InAllocator), or in a single-threaded process.
+// stacked: the threads' stacks of recent frees, taken after the stop.
+void ForEachObject(const StackedSlots& stacked, ObjectVisitor visit, void* context);
 void ForEachObject(ObjectVisitor visit, void* context);
+// FindObject, with the stacks taken after the stop.
+bool FindObject(const StackedSlots& stacked, const void* addr, ObjectInfo* out);
 
 // Async-signal-safe: whether the calling thread is inside an allocator
 // critical section (holds or may take an allocator lock, or is changing span

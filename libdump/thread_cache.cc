@@ -236,12 +236,20 @@ void LocalFree(ThreadHeap* h, Span* s, uint32_t i) {
   Unreserve(h, s);
 }
 
-void ReturnSlot(ThreadHeap* h, void* p) { Unreserve(h, g_page_map.Get(reinterpret_cast<uintptr_t>(p))); }
+void ReturnSlot(ThreadHeap* h, void* p) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  Span* s = g_page_map.Get(a);
+  const uint32_t i = s->SlotIndex(a);
+  ClearBits(s->bits[i >> 6].live, uint64_t{1} << (i & 63), std::memory_order_release);
+  Unreserve(h, s);
+}
 
 void RemoteFree(ThreadHeap* h, Span* s, uint32_t i) {
   const uint64_t m = uint64_t{1} << (i & 63);
   const void* addr = reinterpret_cast<void*>(s->SlotAddress(i));
   if (!(s->bits[i >> 6].live.load(std::memory_order_acquire) & m)) Fatal("double free", addr);
+  // Its owner's stack holds it (recent_frees.h).
+  if (HasStackedKey(addr)) Fatal("double free", addr);
   if (s->remote[i >> 6].load(std::memory_order_relaxed) & m) Fatal("double free", addr);
   // The annotations stay until the owner collects the free (SlotBits).
   NotifyIfSampled(s, i);
@@ -331,13 +339,19 @@ void DetachHeap(ThreadHeap* h) {
   for (int c = 1; c < kNumClasses; ++c) {
     ClassCache& cc = h->cache[c];
     // The stacked slots were counted as frees when pushed; they are dropped
-    // without the pops that would count them as mallocs.
+    // without the pops that would count them as mallocs, and become free in
+    // their spans' bitmaps, keys cleared.
     const uint64_t recent = cc.recent.load(std::memory_order_relaxed);
     for (uint32_t n = RecentHeight(recent); n != 0; --n) {
-      --g_page_map.Get(h->recent[c].slot[n - 1].addr)->used;
+      const uintptr_t a = h->recent[c].slot[n - 1].load(std::memory_order_relaxed);
+      Span* s = g_page_map.Get(a);
+      const uint32_t i = s->SlotIndex(a);
+      ClearStackedKey(reinterpret_cast<void*>(a));
+      ClearBits(s->bits[i >> 6].live, uint64_t{1} << (i & 63), std::memory_order_release);
+      --s->used;
     }
     cc.mallocs_base.store(cc.mallocs_base.load(std::memory_order_relaxed) - RecentHeight(recent), std::memory_order_relaxed);
-    cc.recent.store(recent - RecentHeight(recent), std::memory_order_relaxed);
+    cc.recent.store(recent - RecentHeight(recent), std::memory_order_release);
     if (Span* s = cc.span) {
       const uint32_t unused = CountBits(cc.free_bits.load(std::memory_order_relaxed));
       s->used -= unused;

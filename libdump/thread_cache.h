@@ -113,9 +113,10 @@ void CollectRemote(Span* s, bool force = false);
 // Frees a small-span slot owned by h / owned by another heap or no heap.
 // The slot is known to be a slot start.
 void LocalFree(ThreadHeap* h, Span* s, uint32_t index);
-// The rest of a local free of p once its slot's live bit is clear (its
-// checks passed): the slot leaves `used`, and its span may change lists or go
-// back. It finds the span again, so that FreeFast need not keep it.
+// A local free of p (its checks passed) that its class's full stack cannot
+// take: clears the slot's live bit, the slot leaves `used`, and its span may
+// change lists or go back. It finds the span again, so that FreeFast need
+// not keep it.
 void ReturnSlot(ThreadHeap* h, void* p);
 void RemoteFree(ThreadHeap* h, Span* s, uint32_t index);
 // Frees ptr, in small span s that h (not null) does not own; h takes s over

@@ -80,6 +80,7 @@ class RuntimeHeap final : public heapdump::HeapSource {
   void ForEachObject(void (*fn)(const heapdump::HeapObject&, void*), void* arg) override {
     struct Ctx { void (*fn)(const heapdump::HeapObject&, void*); void* arg; } ctx{fn, arg};
     internal::ForEachObject(
+        Stacked(),
         [](const ObjectInfo& o, void* c) {
           auto* x = static_cast<Ctx*>(c);
           heapdump::HeapObject h;
@@ -94,7 +95,12 @@ class RuntimeHeap final : public heapdump::HeapSource {
 
   uint64_t FindObject(uint64_t addr) override {
     ObjectInfo o;
-    return libdump::FindObject(reinterpret_cast<const void*>(addr), &o) ? o.addr : 0;
+    return internal::FindObject(Stacked(), reinterpret_cast<const void*>(addr), &o) ? o.addr : 0;
+  }
+
+  void Finish() override {
+    stacked_.Clear();
+    stacked_taken_ = false;
   }
 
   void WriteTypes(Writer& w) override {
@@ -120,6 +126,18 @@ class RuntimeHeap final : public heapdump::HeapSource {
   }
 
  private:
+  // The threads' stacks of recent frees, taken once the world is stopped (at
+  // the first question) and dropped when it resumes.
+  const internal::StackedSlots& Stacked() {
+    if (!stacked_taken_) {
+      stacked_.Take();
+      stacked_taken_ = true;
+    }
+    return stacked_;
+  }
+
+  internal::StackedSlots stacked_;
+  bool stacked_taken_ = false;
   std::vector<TypeRecord> types_;
   std::vector<TypeFieldsRecord> fields_;
   MemStatsRecord stats_;
