@@ -30,12 +30,13 @@ class StackedSlots {
 
   // Copies the stacks into pages of its own (never the heap it describes).
   // Before Take, or if those pages cannot be mapped, each question reads the
-  // heaps' stacks instead: exact too, at a cost per question that grows with
-  // the number of threads.
+  // heaps' stacks instead, at a cost that grows with the number of threads;
+  // Contains then reads the slot's key first and searches only if it is
+  // there (a slot the program wrote after freeing it reads as live).
   void Take();
   void Clear();
 
-  // Whether slot p (of a small span of class c) was stacked.
+  // Whether slot p (of a small span of class c, live bit set) was stacked.
   bool Contains(uintptr_t p, int c) const;
   // Sets, in bits (a word per 64 slots), the stacked slots of small span s.
   void Collect(const Span* s, uint64_t* bits) const;

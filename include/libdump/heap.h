@@ -67,7 +67,9 @@ void WalkHeap(F&& f) {
 }
 
 // If addr points into a live object (its start or inside it), fills *out and
-// returns true. O(1): a page map lookup and a bitmap test.
+// returns true. O(1): a page map lookup, a bitmap test and, for a slot a
+// thread may have freed onto its stack of recent frees, a read of the slot's
+// first word (docs/ALLOCATOR.md).
 bool FindObject(const void* addr, ObjectInfo* out);
 
 // Heap-profile sampling: one allocation about every `bytes` allocated bytes is
