@@ -202,6 +202,15 @@ bool Refill(ThreadHeap* h, int c) {
 
 namespace {
 
+// Clears the live bit of the owner's slot at a (found through the page map,
+// so that the fast paths need not keep the span); returns its span.
+Span* ClearLive(uintptr_t a) {
+  Span* s = g_page_map.Get(a);
+  const uint32_t i = s->SlotIndex(a);
+  ClearBits(s->bits[i >> 6].live, uint64_t{1} << (i & 63), std::memory_order_release);
+  return s;
+}
+
 // A local free's bookkeeping once the slot's live bit is clear.
 void Unreserve(ThreadHeap* h, Span* s) {
   --s->used;
@@ -236,13 +245,7 @@ void LocalFree(ThreadHeap* h, Span* s, uint32_t i) {
   Unreserve(h, s);
 }
 
-void ReturnSlot(ThreadHeap* h, void* p) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
-  Span* s = g_page_map.Get(a);
-  const uint32_t i = s->SlotIndex(a);
-  ClearBits(s->bits[i >> 6].live, uint64_t{1} << (i & 63), std::memory_order_release);
-  Unreserve(h, s);
-}
+void ReturnSlot(ThreadHeap* h, void* p) { Unreserve(h, ClearLive(reinterpret_cast<uintptr_t>(p))); }
 
 void RemoteFree(ThreadHeap* h, Span* s, uint32_t i) {
   const uint64_t m = uint64_t{1} << (i & 63);
@@ -343,12 +346,11 @@ void DetachHeap(ThreadHeap* h) {
     // their spans' bitmaps, keys cleared.
     const uint64_t recent = cc.recent.load(std::memory_order_relaxed);
     for (uint32_t n = RecentHeight(recent); n != 0; --n) {
+      // The bit before the key: FindObject, which asks the stacks only
+      // about a slot holding the key, never finds this one live.
       const uintptr_t a = h->recent[c].slot[n - 1].load(std::memory_order_relaxed);
-      Span* s = g_page_map.Get(a);
-      const uint32_t i = s->SlotIndex(a);
+      --ClearLive(a)->used;
       ClearStackedKey(reinterpret_cast<void*>(a));
-      ClearBits(s->bits[i >> 6].live, uint64_t{1} << (i & 63), std::memory_order_release);
-      --s->used;
     }
     cc.mallocs_base.store(cc.mallocs_base.load(std::memory_order_relaxed) - RecentHeight(recent), std::memory_order_relaxed);
     cc.recent.store(recent - RecentHeight(recent), std::memory_order_release);
