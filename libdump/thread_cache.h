@@ -81,11 +81,11 @@ struct ThreadHeap {
   std::atomic<uint64_t> large_bytes_freed{0};
   ThreadHeap* next_all = nullptr;   // registry of every heap ever made
   ThreadHeap* next_free = nullptr;  // pool of heaps without a thread
-  // Each class's stack of recent frees (recent_frees.h): 41 KiB, apart from
-  // the caches and without an initializer, so that a heap is made with
+  // Each class's stack of recent frees (recent_frees.h): 20.5 KiB, apart
+  // from the caches and without an initializer, so that a heap is made with
   // default-initialization and a row's pages become resident only when its
   // class frees. A thread that uses a few classes keeps a few pages; in the
-  // ClassCaches, each row would put a page under every four classes.
+  // ClassCaches, each row would put a page under every eight classes.
   RecentRow recent[kNumClasses];
 };
 
