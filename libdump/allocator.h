@@ -34,10 +34,10 @@ __attribute__((always_inline)) inline void* PopRecent(ThreadHeap* h, ClassCache&
   ClearStackedKey(p);
   return p;
 }
-// Takes a slot this thread has reserved and sets its live bit. Only this
-// thread writes its spans' live words: a plain read-modify-write. Once the bit
-// is set the walk reports the object.
-// The lowest slot of the cached bitmap word (free_bits != 0).
+// The lowest slot of the cached bitmap word (free_bits != 0), which this
+// thread has reserved: sets its live bit. Only this thread writes its spans'
+// live words: a plain read-modify-write. Once the bit is set the walk reports
+// the object.
 __attribute__((always_inline)) inline void* TakeCachedSlot(ClassCache& cc) {
   const uint64_t bits = cc.free_bits.load(std::memory_order_relaxed);
   const unsigned b = static_cast<unsigned>(__builtin_ctzll(bits));
