@@ -341,8 +341,13 @@ void FreeOwnedSlow(ThreadHeap* h, Span* s, void* ptr) {
   const uint32_t i = s->SlotIndex(p);
   if (i >= s->nslots || s->SlotAddress(i) != p) Fatal("free of a pointer inside an object", ptr);
   // The key: most likely a slot already on this thread's stack, the only
-  // stack that can hold a slot of h's span.
-  if (HasStackedKey(ptr) && OnStack(h, s->size_class, p)) Fatal("double free", ptr);
+  // stack that can hold a slot of h's span. If not, the object held it: it
+  // is cleared, so that no slot outside a stack holds the key and a remote
+  // free of its next object does not take it for a stacked one.
+  if (HasStackedKey(ptr)) {
+    if (OnStack(h, s->size_class, p)) Fatal("double free", ptr);
+    ClearStackedKey(ptr);
+  }
   LocalFree(h, s, i);
 }
 

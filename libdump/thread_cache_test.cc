@@ -249,8 +249,8 @@ TEST(ThreadCache, FreedSlotsComeBackLastFreedFirstAndAreNotWalkedMeanwhile) {
 
 // A stacked slot keeps its live bit; the key in its first word tells it from
 // a live object (recent_frees.h). A live object that happens to hold the key
-// is freed (by the slow path, which finds it on no stack), and a slot malloc
-// hands out never holds it.
+// is freed (by the slow path, which finds it on no stack, and clears the
+// key), and a slot malloc hands out never holds it.
 TEST(ThreadCache, AnObjectHoldingTheKeyIsFreedLikeAnyOther) {
   void* p = Allocate(48);
   *static_cast<uint64_t*>(p) = internal::g_stacked_key;
@@ -258,6 +258,9 @@ TEST(ThreadCache, AnObjectHoldingTheKeyIsFreedLikeAnyOther) {
   EXPECT_TRUE(FindObject(p, &o));
   Free(p);
   EXPECT_FALSE(FindObject(p, &o));
+  // Cleared: the slot goes back to the bitmap, and its next object must not
+  // look stacked to a remote free.
+  EXPECT_NE(*static_cast<uint64_t*>(p), internal::g_stacked_key);
   void* q = Allocate(48);
   Free(q);  // stacked: holds the key
   void* again = Allocate(48);
