@@ -47,6 +47,24 @@ __attribute__((always_inline)) inline void* TakeCachedSlot(ClassCache& cc) {
   return reinterpret_cast<void*>(cc.word_base + uintptr_t{b} * cc.slot_size);
 }
 
+// The end of a local free whose checks passed: onto class c's stack of
+// recent frees, or back to the bitmap if the stack is full. Stacked, the slot
+// stays live in the bitmap and reserved in `used` (recent_frees.h), so
+// neither the span's bits nor its standing change. Release: a walk that
+// reads the new height reads the entry below it.
+__attribute__((always_inline)) inline void StackSlot(ThreadHeap* h, uint32_t c, void* ptr) {
+  ClassCache& cc = h->cache[c];
+  const uint64_t recent = cc.recent.load(std::memory_order_relaxed);
+  const uint32_t n = RecentHeight(recent);
+  if (LIBDUMP_LIKELY(n < cc.recent_depth)) {
+    h->recent[c].slot[n].store(reinterpret_cast<uintptr_t>(ptr), std::memory_order_relaxed);
+    *static_cast<uint64_t*>(ptr) = g_stacked_key;
+    cc.recent.store(recent + kRecentPush, std::memory_order_release);
+    return;
+  }
+  ReturnSlot(h, ptr);
+}
+
 // always_inline: GCC would otherwise keep one out-of-line copy, called
 // through the PLT from every entry point of libdump.so.
 __attribute__((always_inline)) inline void* AllocateFast(size_t size) {
@@ -97,20 +115,7 @@ __attribute__((always_inline)) inline void FreeFast(void* ptr) {
       // a second free to the slow path, which searches the stack. The read
       // fetches the line that the next malloc's caller writes.
       if (LIBDUMP_UNLIKELY(HasStackedKey(ptr))) return FreeOwnedSlow(h, s, ptr);
-      const uint32_t c = s->size_class;
-      ClassCache& cc = h->cache[c];
-      const uint64_t recent = cc.recent.load(std::memory_order_relaxed);
-      const uint32_t n = RecentHeight(recent);
-      // Stacked, the slot stays live in the bitmap and reserved in `used`
-      // (recent_frees.h), so neither the span's bits nor its standing change.
-      // Release: a walk that reads the new height reads the entry below it.
-      if (LIBDUMP_LIKELY(n < cc.recent_depth)) {
-        h->recent[c].slot[n].store(p, std::memory_order_relaxed);
-        *static_cast<uint64_t*>(ptr) = g_stacked_key;
-        cc.recent.store(recent + kRecentPush, std::memory_order_release);
-        return;
-      }
-      return ReturnSlot(h, ptr);
+      return StackSlot(h, s->size_class, ptr);
     }
     return FreeOwnedSlow(h, s, ptr);
   }
@@ -121,8 +126,9 @@ __attribute__((always_inline)) inline void FreeFast(void* ptr) {
 void EnsureInitialized();
 void OnHeapAttached(ThreadHeap* h);
 int64_t FirstSampleCountdown(ThreadHeap* h);
-// Before a sampled object is freed: hands its kept token (if slot, its slot
-// index + 1, is the span's kept one) to the profiler and empties the place.
+// Before a sampled object is freed: counts the free through its kept token
+// (if slot, its slot index + 1, is the span's kept one) and empties the
+// place, or else tells the profiler.
 void NotifySampledFree(Span* s, uint32_t slot, void* p, size_t size);
 void CountHeaplessFree(size_t bytes);
 

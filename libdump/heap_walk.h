@@ -32,13 +32,16 @@ void SetSectionExitHook(void (*hook)());
 // The heap profiler's side of sampling. Neither hook may allocate from this
 // heap. Unset (null) by default.
 struct SampleHooks {
-  // After a sampled object is allocated. Returns a non-zero token for the
-  // object. keeps_token: the allocator hands the token back to `freed` (it
-  // keeps one per span, beside the span's sampled bits); otherwise `freed`
-  // gets 0 and the profiler must find the object itself.
+  // After a sampled object is allocated. Returns the object's token: the
+  // address of the std::atomic<uint64_t> that counts the frees of its
+  // bucket, never null. keeps_token: the allocator keeps the token (one per
+  // span, beside the span's sampled bits) and, when the object is freed,
+  // adds 1 to the counter itself (release), without calling the profiler: a
+  // call into another library at every sampled free cost more than the add.
+  // Otherwise the profiler must find the object itself at `freed`.
   uintptr_t (*allocated)(void* p, size_t size, bool keeps_token);
-  // Before a sampled object is freed, with its kept token or 0.
-  void (*freed)(void* p, size_t size, uintptr_t token);
+  // Before a sampled object whose token the allocator did not keep is freed.
+  void (*freed)(void* p, size_t size);
 };
 void SetSampleHooks(const SampleHooks* hooks);
 

@@ -84,7 +84,8 @@ struct alignas(64) Span {
   uint32_t arena_id = 0;  // free spans merge only within one arena
   // One line, the one a sampled slot's free reads after the span's header:
   // the heap profiler's token for one sampled object of the span (its
-  // bucket), the side table, the sampled bits of the first 320 slots.
+  // bucket's free counter, SampleHooks), the side table, the sampled bits
+  // of the first 320 slots.
   // sample_slot is that object's slot index + 1 (0: none; a large span's
   // object is 1). Written by the owner when it samples a slot while no token
   // is kept (release, after sample_token), cleared by whichever thread frees

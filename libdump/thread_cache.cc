@@ -230,18 +230,25 @@ void Unreserve(ThreadHeap* h, Span* s) {
 
 }  // namespace
 
-void LocalFree(ThreadHeap* h, Span* s, uint32_t i) {
+bool PrepareLocalFree(Span* s, uint32_t i) {
   const uint64_t m = uint64_t{1} << (i & 63);
-  std::atomic<uint64_t>& w = s->bits[i >> 6].live;
-  const uint64_t v = w.load(std::memory_order_relaxed);
-  if (!(v & m) || (s->remote[i >> 6].load(std::memory_order_relaxed) & m)) {
-    Fatal("double free", reinterpret_cast<void*>(s->SlotAddress(i)));
+  // The remote word, on its own line, only while remote frees are pending,
+  // as on the fast path (Span::remote_pending).
+  if (!(s->bits[i >> 6].live.load(std::memory_order_relaxed) & m) ||
+      (s->remote_pending.load(std::memory_order_relaxed) != 0 &&
+       (s->remote[i >> 6].load(std::memory_order_relaxed) & m))) {
+    return false;
   }
   if (s->bits[i >> 6].annotated.load(std::memory_order_relaxed) & m) {
     NotifyIfSampled(s, i);
     ClearAnnotations(s, i >> 6, m);
   }
-  w.store(v & ~m, std::memory_order_release);
+  return true;
+}
+
+void LocalFree(ThreadHeap* h, Span* s, uint32_t i) {
+  if (!PrepareLocalFree(s, i)) Fatal("double free", reinterpret_cast<void*>(s->SlotAddress(i)));
+  ClearBits(s->bits[i >> 6].live, uint64_t{1} << (i & 63), std::memory_order_release);
   Unreserve(h, s);
 }
 

@@ -113,6 +113,10 @@ void CollectRemote(Span* s, bool force = false);
 // Frees a small-span slot owned by h / owned by another heap or no heap.
 // The slot is known to be a slot start.
 void LocalFree(ThreadHeap* h, Span* s, uint32_t index);
+// The first half of a local free: a sampled slot is reported to the
+// profiler, and its annotations are cleared; the slot stays live. False
+// (and nothing done) if the slot is not live or was freed remotely already.
+bool PrepareLocalFree(Span* s, uint32_t index);
 // A local free of p (its checks passed) that its class's full stack cannot
 // take: clears the slot's live bit, the slot leaves `used`, and its span may
 // change lists or go back. It finds the span again, so that FreeFast need

@@ -249,8 +249,8 @@ TEST(ThreadCache, FreedSlotsComeBackLastFreedFirstAndAreNotWalkedMeanwhile) {
 
 // A stacked slot keeps its live bit; the key in its first word tells it from
 // a live object (recent_frees.h). A live object that happens to hold the key
-// is freed (by the slow path, which finds it on no stack, and clears the
-// key), and a slot malloc hands out never holds it.
+// is freed like any other (by the slow path, which finds it on no stack):
+// onto its class's stack, and a slot malloc hands out never holds the key.
 TEST(ThreadCache, AnObjectHoldingTheKeyIsFreedLikeAnyOther) {
   void* p = Allocate(48);
   *static_cast<uint64_t*>(p) = internal::g_stacked_key;
@@ -258,15 +258,26 @@ TEST(ThreadCache, AnObjectHoldingTheKeyIsFreedLikeAnyOther) {
   EXPECT_TRUE(FindObject(p, &o));
   Free(p);
   EXPECT_FALSE(FindObject(p, &o));
-  // Cleared: the slot goes back to the bitmap, and its next object must not
-  // look stacked to a remote free.
-  EXPECT_NE(*static_cast<uint64_t*>(p), internal::g_stacked_key);
-  void* q = Allocate(48);
-  Free(q);  // stacked: holds the key
   void* again = Allocate(48);
-  EXPECT_EQ(again, q);
+  EXPECT_EQ(again, p);
   EXPECT_NE(*static_cast<uint64_t*>(again), internal::g_stacked_key);
+  EXPECT_TRUE(FindObject(again, &o));
   Free(again);
+}
+
+// The same with the class's stack full: the slot goes back to the bitmap,
+// and without the key, or a remote free of its next object would take that
+// object for a stacked one.
+TEST(ThreadCache, AnObjectHoldingTheKeyLeavesItWhenTheStackIsFull) {
+  std::vector<void*> fill(internal::kRecentDepth);
+  for (void*& q : fill) q = Allocate(48);
+  void* p = Allocate(48);
+  for (void* q : fill) Free(q);  // the class's stack: full
+  *static_cast<uint64_t*>(p) = internal::g_stacked_key;
+  Free(p);
+  ObjectInfo o;
+  EXPECT_FALSE(FindObject(p, &o));
+  EXPECT_NE(*static_cast<uint64_t*>(p), internal::g_stacked_key);
 }
 
 // Stacked slots stay reserved in their span's `used`; a thread's exit must
@@ -315,6 +326,22 @@ TEST(ThreadCacheDeathTest, FreeInsideAnObjectIsCaught) {
   EXPECT_DEATH(Free(p + 16), "inside an object");
   char* big = static_cast<char*>(Allocate(100000));
   EXPECT_DEATH(Free(big + 8192), "inside an object");
+}
+
+// A pointer past a span's last slot, at a slot boundary, has no live bit:
+// the sampled free's slow path bounds the index by the bitmap, not by
+// nslots, and still names the error.
+TEST(ThreadCacheDeathTest, FreePastTheLastSlotIsInsideAnObject) {
+  for (int c = 1; c < internal::kNumClasses; ++c) {
+    void* p = Allocate(internal::g_classes[c].size);
+    const internal::Span* s = internal::g_page_map.Get(reinterpret_cast<uintptr_t>(p));
+    const uintptr_t tail = s->SlotAddress(s->nslots);
+    if (tail < s->end()) {
+      EXPECT_DEATH(Free(reinterpret_cast<void*>(tail)), "inside an object") << "class " << c;
+      return;
+    }
+  }
+  GTEST_SKIP() << "every class fills its spans exactly";
 }
 
 TEST(ThreadCacheDeathTest, FreeOfForeignMemoryIsCaught) {

@@ -11,11 +11,22 @@ extern "C" void* __libc_stack_end;  // glibc: the initial thread's stack top
 namespace libdump::samplers {
 namespace {
 
-// Per thread: a counter every sampling thread increments would cost each
-// sample a locked add on a line the other threads keep taking away.
+// Per thread, on one line that every sample reads: the counters (a counter
+// every sampling thread increments would cost each sample a locked add on a
+// line the other threads keep taking away), the two ends StackTop compares
+// with, read once, and the last return address a broken walk ended at that
+// the verdicts below trust. Read at each sample, the thread pointer's line,
+// __libc_stack_end's and the verdict's were three more cache misses: between
+// two samples a busy program evicts them.
 // initial-exec: the general model may call __tls_get_addr, which can
 // allocate, from inside the allocator.
-thread_local AllocStackStats t_stats __attribute__((tls_model("initial-exec"))) = {};
+struct alignas(64) ThreadCapture {
+  AllocStackStats stats;
+  uintptr_t tp;        // the thread pointer; 0 until the first sample
+  uintptr_t main_top;  // __libc_stack_end
+  uintptr_t trusted_end;
+};
+thread_local ThreadCapture t_capture __attribute__((tls_model("initial-exec"))) = {};
 
 // The upper end of the calling thread's stack, 0 if unknown. glibc puts a
 // thread's descriptor (the thread pointer) at the top of the mapping its
@@ -24,13 +35,17 @@ thread_local AllocStackStats t_stats __attribute__((tls_model("initial-exec"))) 
 // neither (a fiber's, a signal stack) is left to libunwind.
 uintptr_t StackTop(uintptr_t sp) {
   constexpr uintptr_t kMaxStack = uintptr_t{1} << 30;
+  ThreadCapture& t = t_capture;
+  if (t.tp == 0) {
 #if defined(__x86_64__)
-  uintptr_t tp;
-  asm("mov %%fs:0, %0" : "=r"(tp));
-  if (sp < tp && tp - sp < kMaxStack) return tp;
+    asm("mov %%fs:0, %0" : "=r"(t.tp));
+#else
+    t.tp = 1;  // no thread pointer to compare with: sp is never below 1
 #endif
-  const uintptr_t main_top = reinterpret_cast<uintptr_t>(__libc_stack_end);
-  if (sp < main_top && main_top - sp < kMaxStack) return main_top;
+    t.main_top = reinterpret_cast<uintptr_t>(__libc_stack_end);
+  }
+  if (sp < t.tp && t.tp - sp < kMaxStack) return t.tp;
+  if (sp < t.main_top && t.main_top - sp < kMaxStack) return t.main_top;
   return 0;
 }
 
@@ -105,15 +120,21 @@ __attribute__((noinline)) size_t CaptureAllocationStack(uintptr_t* out, size_t m
   if (hi != 0) {
     n = Walk(fp, fp, hi, out, max, &end);
     if (end != WalkEnd::kBroken) {
-      ++t_stats.frame_pointer;
+      ++t_capture.stats.frame_pointer;
       return n;
     }
     if (n > 0) {
+      // The initial thread's walks all end at _start.
+      if (out[n - 1] == t_capture.trusted_end) {
+        ++t_capture.stats.frame_pointer;
+        return n;
+      }
       slot = EndSlot(out[n - 1], false);
       if (slot != kEnds) {
         const uint8_t v = g_end[slot].verdict.load(std::memory_order_acquire);
         if (v == kTrusted) {
-          ++t_stats.frame_pointer;
+          t_capture.trusted_end = out[n - 1];
+          ++t_capture.stats.frame_pointer;
           return n;
         }
       }
@@ -133,11 +154,11 @@ __attribute__((noinline)) size_t CaptureAllocationStack(uintptr_t* out, size_t m
     if (verdict == kTrusted) {
       // The frame-pointer stack, so later samples of this stack (which will
       // take the fast path) land in the same bucket.
-      ++t_stats.frame_pointer;
+      ++t_capture.stats.frame_pointer;
       return n;
     }
   }
-  ++t_stats.unwound;
+  ++t_capture.stats.unwound;
   if (un == 0) return CaptureCurrentStack(out, max, 0);
   const size_t w = un < max ? un : max;
   for (size_t i = 0; i < w; ++i) out[i] = u[i + 1];
@@ -149,6 +170,6 @@ void WarmStackCapture() {
   unw_backtrace(pcs, static_cast<int>(kMaxFrames));
 }
 
-AllocStackStats GetAllocStackStats() { return t_stats; }
+AllocStackStats GetAllocStackStats() { return t_capture.stats; }
 
 }  // namespace libdump::samplers

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstring>
 #include <new>
 
@@ -14,16 +15,18 @@ namespace libdump::samplers {
 // release store of its chain's head) and never changed, so lookups need no
 // lock. The counts are added to without it: a free's release and a
 // snapshot's acquire load of `frees` before `allocs` keep frees <= allocs in
-// every snapshot.
+// every snapshot. A sample reads the first line only (Alloc aligns buckets
+// to lines): the key it compares and the count it adds to. The stack is
+// read when a profile or a dump is written.
 struct HeapProfileTable::Bucket {
   Bucket* next;  // hash chain
-  Bucket* all;   // every bucket, for snapshots
-  uint64_t hash;
+  StackHash key;
   uint64_t size;
   int64_t rate;
   std::atomic<uint64_t> allocs;
   std::atomic<uint64_t> frees;
   uint32_t depth;
+  Bucket* all;  // every bucket, for snapshots
   uintptr_t pcs[];  // depth entries
 };
 
@@ -35,11 +38,24 @@ void* MapOrDie(size_t n) {
   return p;
 }
 
-uint64_t Hash(uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth) {
+}  // namespace
+
+// Two multiply chains, independent so that they run side by side. Each step
+// of each is a bijection of its state, so stacks of one depth that differ in
+// one frame never collide; stacks that differ otherwise collide in both with
+// probability ~2^-128, far below anything a profile could show. So a sample
+// compares the key, not the stack, which is on the bucket's second line.
+HeapProfileTable::StackHash HeapProfileTable::Hash(uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth) {
   uint64_t h = 0xcbf29ce484222325ULL ^ size ^ (static_cast<uint64_t>(rate) << 32);
-  for (size_t i = 0; i < depth; ++i) h = (h ^ pcs[i]) * 0x100000001b3ULL;
-  return h ^ (h >> 29);
+  uint64_t g = 0x6a09e667f3bcc909ULL ^ (size * 0x9e3779b97f4a7c15ULL) ^ static_cast<uint64_t>(rate);
+  for (size_t i = 0; i < depth; ++i) {
+    h = (h ^ pcs[i]) * 0x100000001b3ULL;
+    g = (g + pcs[i]) * 0xc2b2ae3d27d4eb4fULL;
+  }
+  return {h ^ (h >> 29), g ^ (g >> 31)};
 }
+
+namespace {
 
 uint64_t PtrHash(uintptr_t p) {
   uint64_t x = p * 0x9e3779b97f4a7c15ULL;
@@ -47,6 +63,15 @@ uint64_t PtrHash(uintptr_t p) {
 }
 
 }  // namespace
+
+uintptr_t HeapProfileTable::TokenOf(const Bucket* b) {
+  static_assert(offsetof(Bucket, all) == 64, "a sample reads one line of its bucket");
+  return reinterpret_cast<uintptr_t>(&b->frees);
+}
+
+const HeapProfileTable::Bucket* HeapProfileTable::BucketOf(uintptr_t token) {
+  return reinterpret_cast<const Bucket*>(token - offsetof(Bucket, frees));
+}
 
 HeapEstimate Unbias(const HeapBucketSnapshot& b) {
   double scale = 1;
@@ -120,25 +145,27 @@ void* HeapProfileTable::Alloc(size_t n) {
   return p;
 }
 
-HeapProfileTable::Bucket* HeapProfileTable::FindBucket(uint64_t hash, uint64_t size, int64_t rate,
-                                                      const uintptr_t* pcs, size_t depth) const {
-  for (Bucket* b = heads_[hash & (kBucketHeads - 1)].load(std::memory_order_acquire); b != nullptr; b = b->next) {
-    if (b->hash == hash && b->size == size && b->rate == rate && b->depth == depth &&
-        std::memcmp(b->pcs, pcs, depth * sizeof(uintptr_t)) == 0) {
+// Inlined: a call would push another frame onto stack lines the program
+// has evicted.
+inline __attribute__((always_inline)) HeapProfileTable::Bucket* HeapProfileTable::FindBucket(
+    StackHash key, uint64_t size, int64_t rate, size_t depth) const {
+  for (Bucket* b = heads_[key.hash & (kBucketHeads - 1)].load(std::memory_order_acquire); b != nullptr; b = b->next) {
+    if (b->key.hash == key.hash && b->key.check == key.check && b->size == size && b->rate == rate &&
+        b->depth == depth) {
       return b;
     }
   }
   return nullptr;
 }
 
-HeapProfileTable::Bucket* HeapProfileTable::AddBucket(uint64_t hash, uint64_t size, int64_t rate,
+HeapProfileTable::Bucket* HeapProfileTable::AddBucket(StackHash key, uint64_t size, int64_t rate,
                                                      const uintptr_t* pcs, size_t depth) {
   // Another writer may have added it since the caller looked.
-  if (Bucket* b = FindBucket(hash, size, rate, pcs, depth)) return b;
+  if (Bucket* b = FindBucket(key, size, rate, depth)) return b;
   Bucket* b = static_cast<Bucket*>(Alloc(sizeof(Bucket) + depth * sizeof(uintptr_t)));
-  std::atomic<Bucket*>& head = heads_[hash & (kBucketHeads - 1)];
+  std::atomic<Bucket*>& head = heads_[key.hash & (kBucketHeads - 1)];
   b->next = head.load(std::memory_order_relaxed);
-  b->hash = hash;
+  b->key = key;
   b->size = size;
   b->rate = rate;
   b->allocs.store(0, std::memory_order_relaxed);
@@ -245,28 +272,24 @@ void HeapProfileTable::PrefetchLive(const void* p) const {
 uintptr_t HeapProfileTable::RecordAlloc(const void* p, uint64_t size, int64_t rate, const uintptr_t* pcs,
                                         size_t depth, bool in_table) {
   if (depth > kMaxFrames) depth = kMaxFrames;
-  const uint64_t hash = Hash(size, rate, pcs, depth);
+  const StackHash key = Hash(size, rate, pcs, depth);
   // A known stack whose sample the allocator keeps (nearly every sample)
   // takes no lock: the lock's exchange, like any locked instruction, waited
   // for every store the program still had in flight.
-  Bucket* b = FindBucket(hash, size, rate, pcs, depth);
+  Bucket* b = FindBucket(key, size, rate, depth);
   const bool live = p != nullptr && in_table;
   if (b == nullptr || live) {
     Lock();
-    if (b == nullptr) b = AddBucket(hash, size, rate, pcs, depth);
+    if (b == nullptr) b = AddBucket(key, size, rate, pcs, depth);
     if (live) LiveInsert(reinterpret_cast<uintptr_t>(p), b);
     Unlock();
   }
   b->allocs.fetch_add(1, std::memory_order_relaxed);
-  return reinterpret_cast<uintptr_t>(b);
-}
-
-void HeapProfileTable::RecordFreeOfToken(uintptr_t token) {
-  reinterpret_cast<Bucket*>(token)->frees.fetch_add(1, std::memory_order_release);
+  return TokenOf(b);
 }
 
 const uintptr_t* HeapProfileTable::TokenStack(uintptr_t token, size_t* depth) {
-  const Bucket* b = reinterpret_cast<const Bucket*>(token);
+  const Bucket* b = BucketOf(token);
   *depth = b->depth;
   return b->pcs;
 }
@@ -293,7 +316,7 @@ size_t HeapProfileTable::StackOf(const void* p, uintptr_t* out, size_t max) {
   Lock();
   size_t n = 0;
   if (LiveSlot* s = LiveFind(reinterpret_cast<uintptr_t>(p))) {
-    n = StackOfToken(reinterpret_cast<uintptr_t>(s->bucket.load(std::memory_order_relaxed)), out, max);
+    n = StackOfToken(TokenOf(s->bucket.load(std::memory_order_relaxed)), out, max);
   }
   Unlock();
   return n;

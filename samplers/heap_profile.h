@@ -63,15 +63,14 @@ class alignas(64) HeapProfileTable {
   // lookup instead of following them. Lock-free; a grow racing it only makes
   // the prefetch useless.
   void PrefetchLive(const void* p) const;
-  // Returns the sample's token (its bucket, never 0) for the allocator to
-  // keep. in_table: the allocator does not keep it, so the table maps p to
-  // its bucket for RecordFree, StackOf and ForEachLive.
+  // Returns the sample's token (the address of its bucket's free counter,
+  // never 0) for the allocator to keep: the allocator counts the free
+  // through it (SampleHooks). in_table: the allocator does not keep it, so
+  // the table maps p to its bucket for RecordFree, StackOf and ForEachLive.
   uintptr_t RecordAlloc(const void* p, uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth,
                         bool in_table = true);
   // Ignored for pointers that were not recorded.
   void RecordFree(const void* p);
-  // The free of a sample whose token the allocator kept: lock-free.
-  static void RecordFreeOfToken(uintptr_t token);
   // A kept token's stack (innermost first) and its depth. Lock-free;
   // buckets are never freed or changed.
   static const uintptr_t* TokenStack(uintptr_t token, size_t* depth);
@@ -105,10 +104,19 @@ class alignas(64) HeapProfileTable {
   LiveArray* NewLiveArray(size_t cap);
   void FreeLiveArray(LiveArray* a);
   void* Alloc(size_t n);
+  // A token is the address of its bucket's free counter (SampleHooks).
+  static uintptr_t TokenOf(const Bucket* b);
+  static const Bucket* BucketOf(uintptr_t token);
+  // What identifies a bucket's stack (with its size, rate and depth): hash
+  // picks the chain, check is a second, independent hash.
+  struct StackHash {
+    uint64_t hash, check;
+  };
+  static StackHash Hash(uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth);
   // Lock-free.
-  Bucket* FindBucket(uint64_t hash, uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth) const;
+  Bucket* FindBucket(StackHash key, uint64_t size, int64_t rate, size_t depth) const;
   // Under lock_.
-  Bucket* AddBucket(uint64_t hash, uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth);
+  Bucket* AddBucket(StackHash key, uint64_t size, int64_t rate, const uintptr_t* pcs, size_t depth);
   void LiveInsert(uintptr_t p, Bucket* b);
   LiveSlot* LiveFind(uintptr_t p);
   void LiveGrow();

@@ -84,11 +84,7 @@ uintptr_t OnSampledAllocation(void* p, size_t size, bool keeps_token) {
   return t->RecordAlloc(p, size, g_hook.rate.load(std::memory_order_relaxed), pcs, n, !keeps_token);
 }
 
-void OnSampledFree(void* p, size_t, uintptr_t token) {
-  if (token != 0) {
-    HeapProfileTable::RecordFreeOfToken(token);
-    return;
-  }
+void OnSampledFree(void* p, size_t) {
   HeapProfileTable* t = g_hook.table.load(std::memory_order_acquire);
   t->PrefetchLive(p);
   t->RecordFree(p);

@@ -16,10 +16,11 @@ namespace libdump::samplers {
 void BuildHeapProfile(pprof::ProfileBuilder& b, const std::vector<HeapBucketSnapshot>& buckets);
 pprof::ProfileBuilder NewHeapProfileBuilder(HeapProfileKind kind, int64_t rate);
 
-// The hooks the allocator calls for each sampled allocation and each free of
-// a sampled object (libdump::internal::SampleHooks).
+// The hooks the allocator calls for each sampled allocation and for the free
+// of each sampled object whose token it did not keep
+// (libdump::internal::SampleHooks).
 uintptr_t OnSampledAllocation(void* p, size_t size, bool keeps_token);
-void OnSampledFree(void* p, size_t size, uintptr_t token);
+void OnSampledFree(void* p, size_t size);
 // Creates the global table and points the hooks at it: before they are
 // first installed (or called directly, as a benchmark does).
 void PrepareSampleHook();

@@ -130,6 +130,43 @@ TEST(HeapProfiler, ASpanKeepsOneSampleAndTheTableHoldsTheRest) {
   EXPECT_EQ(v.Count(c), 0u);
 }
 
+__attribute__((noipa)) void* AllocateToStack(size_t n) {
+  void* p = Allocate(n);
+  asm volatile("" ::: "memory");
+  return p;
+}
+
+// A sampled object's free is counted through its kept token (the allocator
+// adds to the bucket's free counter), and its slot then goes onto its
+// class's stack like any freed slot: the next allocation of the class gets
+// it back, no longer sampled.
+TEST(HeapProfiler, ASampledFreeIsCountedAndStacksItsSlot) {
+  ASSERT_TRUE(InstallHeapProfiler());
+  SetMemProfileRate(0);
+  void* keep = Allocate(1800);  // a size class no other test uses; the span stays
+  void* x = Allocate(1800);
+  Free(x);  // the class's stack: [x]
+  SetMemProfileRate(1);
+  void* p = AllocateToStack(1800);
+  SetMemProfileRate(0);
+  ASSERT_EQ(p, x);
+  ASSERT_TRUE(IsSampled(p));
+  ASSERT_NE(internal::SampleTokenOf(p), 0u);
+  Free(p);
+  void* q = Allocate(1800);
+  EXPECT_EQ(q, p);
+  EXPECT_FALSE(IsSampled(q));
+  EXPECT_EQ(internal::SampleTokenOf(q), 0u);
+
+  TempFile f;
+  ASSERT_TRUE(WriteHeapProfile(f.fd(), HeapProfileKind::kHeap));
+  const auto prof = Decode(f.Contents());
+  EXPECT_EQ(prof.Total("alloc_objects", "AllocateToStack"), 1);
+  EXPECT_EQ(prof.Total("inuse_objects", "AllocateToStack"), 0);
+  Free(q);
+  Free(keep);
+}
+
 // More kept samples than ForEachKeptSampleToken collects under one hold of
 // the page heap lock (256): the walk resumes where it stopped, and every
 // object is visited once.
