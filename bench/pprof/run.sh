@@ -3,7 +3,10 @@
 #   heap: libdump off vs 512 KiB sampling; jemalloc prof:false vs prof:true
 #         (its default lg_prof_sample=19, 512 KiB); tcmalloc vs tcmalloc with
 #         gperftools' HEAPPROFILE; on two size mixes (alloc_workload.cc);
-#         libdump's rate also alternated inside one process (A/A, then A/B);
+#         libdump's rate also alternated inside one process (A/A, then A/B),
+#         and Go's runtime.MemProfileRate the same way on the same workload
+#         (go/main.go); then the cost of one sample with every allocation
+#         sampled, for libdump, jemalloc, Go and gperftools;
 #         then the profiler's cost per heap sample (frame-pointer walk vs
 #         libunwind, warm) and of a whole sampled malloc + free with the
 #         caches as a busy program leaves them (cold_sample.cc).
@@ -24,10 +27,13 @@ DUMP=$B/libdump/libdump.so
 PROF=$B/samplers/libdumpprof.so
 OPS=${OPS:-10000000}      # malloc+free pairs per heap run
 SLOW_OPS=$((OPS / 100))   # gperftools' heap profiler is ~1000x slower per op
+EVERY_OPS=$((OPS / 10))   # every allocation sampled: jemalloc and Go ~2 us per op
 ALT_OPS=${ALT_OPS:-$((OPS * 10))}  # operations of one in-process alternation
 WORK=${WORK:-1000000000}  # iterations per thread per CPU run
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
+GOPEER=$T/allocpeer
+(cd "$(dirname "$0")/go" && GOCACHE=$T/gocache GOFLAGS= go build -o "$GOPEER" .)
 
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 # rounds NAME ENV... -- CMD... ; NAME ENV... -- CMD... ; ...  (one config per
@@ -61,6 +67,7 @@ jemalloc LD_PRELOAD=$LIB/libjemalloc.so.2 MALLOC_CONF=prof:false $ALLOC $OPS $MI
 jemalloc_prof LD_PRELOAD=$LIB/libjemalloc.so.2 MALLOC_CONF=prof:true,prof_prefix:$T/je $ALLOC $OPS $MIX
 tcmalloc LD_PRELOAD=$LIB/libtcmalloc.so.4 $ALLOC $OPS $MIX
 tcmalloc_heapprofile LD_PRELOAD=$LIB/libtcmalloc.so.4 HEAPPROFILE=$T/gp HEAP_PROFILE_ALLOCATION_INTERVAL=0 $ALLOC $SLOW_OPS $MIX
+jemalloc_every LD_PRELOAD=$LIB/libjemalloc.so.2 MALLOC_CONF=prof:true,lg_prof_sample:0,prof_prefix:$T/je $ALLOC $EVERY_OPS $MIX
 CONFIGS
   echo "libdump 512 KiB sampling overhead:   $(pct $R_libdump_off $R_libdump_512k)"
   echo "jemalloc prof:true overhead:         $(pct $R_jemalloc $R_jemalloc_prof)"
@@ -72,6 +79,18 @@ CONFIGS
   for RATE in 0 524288; do
     LD_PRELOAD="$DUMP $PROF" LIBDUMP_HEAPPROFILE=$T/alt.pprof $ALLOC $ALT_OPS $MIX alternate $RATE 40
   done
+  # Go zeroes and collects what it allocates, so its time per operation is
+  # several times libdump's and the same cost per sample is a smaller share.
+  "$GOPEER" -mix $MIX -ops $OPS -rate 524288 -pairs 40
+  # The cost of one sample itself, warm (every allocation sampled: rate 1,
+  # lg_prof_sample:0; gperftools records every allocation anyway): the
+  # alternating runs' median overhead times their time per operation.
+  per_sample() { sed -n 's/.*median \([-+0-9.]*\)%.*, \([0-9.]*\) ns\/op off/\1 \2/p' | awk '{printf "%.0f", $1 / 100 * $2}'; }
+  every_libdump=$(LD_PRELOAD="$DUMP $PROF" LIBDUMP_HEAPPROFILE=$T/alt.pprof $ALLOC $OPS $MIX alternate 1 20 | per_sample)
+  every_go=$("$GOPEER" -mix $MIX -ops $EVERY_OPS -rate 1 -pairs 20 | per_sample)
+  echo "ns per sample, every allocation sampled: libdump $every_libdump," \
+    "jemalloc $(awk -v a=$R_jemalloc -v b=$R_jemalloc_every 'BEGIN {printf "%.0f", b - a}')," \
+    "Go $every_go, gperftools $(awk -v a=$R_tcmalloc -v b=$R_tcmalloc_heapprofile 'BEGIN {printf "%.0f", b - a}')"
 done
 $B/bench/pprof/bench_pprof_sample_cost
 $B/bench/pprof/bench_pprof_cold_sample

@@ -1,0 +1,3 @@
+module libdump/bench/pprof/go
+
+go 1.19
