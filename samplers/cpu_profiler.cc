@@ -5,14 +5,15 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/eventfd.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
@@ -41,14 +42,22 @@ struct StackHash {
   }
 };
 
-// Scanning /proc/self/task finds threads that did not start through
+// The worker drains the ring and scans /proc/self/task every 100 ms, and
+// sooner when the handlers have pushed half a ring since it was last told.
+// It used to wake every 10 ms: 100 wakeups a second, each preempting a busy
+// thread and costing 25-30 µs of CPU, several times what the samples
+// themselves cost (docs/sampling.md). The scan finds threads that did not start through
 // pthread_create (or started before the profile); new pthreads are armed by
 // the hook below as they start, so the scan can be infrequent.
-constexpr auto kDrainInterval = std::chrono::milliseconds(10);
-constexpr int kScanEveryDrains = 10;
+constexpr int kDrainIntervalMs = 100;
+constexpr size_t kRingCapacity = 4096;
 
 std::atomic<bool> g_active{false};
 std::atomic<SampleRing*> g_ring{nullptr};
+// An eventfd the handlers write to wake the worker: write(2) is
+// async-signal-safe. Made once and never closed, like the ring, so that a
+// handler racing a stop never writes to a descriptor that was reused.
+std::atomic<int> g_wake_fd{-1};
 std::atomic<uint64_t> g_signals{0};
 std::atomic<uint64_t> g_overruns{0};
 std::atomic<int> g_hz{100};
@@ -61,9 +70,7 @@ struct Session {
   std::unique_ptr<TimerEngine> engine;
   std::unordered_map<std::vector<uintptr_t>, uint64_t, StackHash> counts;
   std::thread worker;
-  std::mutex mu;
-  std::condition_variable cv;
-  bool stop = false;
+  std::atomic<bool> stop{false};
 };
 
 std::mutex g_session_mu;  // Start/Stop
@@ -76,6 +83,13 @@ int64_t NowNs(clockid_t c) {
   timespec ts;
   clock_gettime(c, &ts);
   return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+}
+
+void WakeWorker() {
+  const uint64_t one = 1;
+  if (write(g_wake_fd.load(std::memory_order_relaxed), &one, sizeof one) < 0) {
+    // EAGAIN: the counter is full, the worker has been told already.
+  }
 }
 
 // SIGPROF handler. Runs on the thread that used the CPU, at any instruction,
@@ -93,7 +107,8 @@ void OnSigprof(int, siginfo_t* info, void* ucontext) {
     const int over = info->si_code == SI_TIMER && info->si_overrun > 0 ? info->si_overrun : 0;
     // No thread id: the profile does not use one, and gettid, a system call,
     // measured ~2 µs here (page-table isolation under a hypervisor).
-    ring->Push(1 + static_cast<uint64_t>(over), pcs, n);
+    const size_t taken = ring->Push(1 + static_cast<uint64_t>(over), pcs, n);
+    if (taken != 0 && taken % (kRingCapacity / 2) == 0) WakeWorker();
     g_signals.fetch_add(1, std::memory_order_relaxed);
     g_overruns.fetch_add(static_cast<uint64_t>(over), std::memory_order_relaxed);
   }
@@ -135,18 +150,20 @@ void Drain(Session& s) {
 }
 
 void Worker(Session* s) {
-  int n = 0;
-  std::unique_lock<std::mutex> lk(s->mu);
-  while (!s->stop) {
-    s->cv.wait_for(lk, kDrainInterval);
-    lk.unlock();
+  const int fd = g_wake_fd.load(std::memory_order_relaxed);
+  while (!s->stop.load(std::memory_order_acquire)) {
+    pollfd p{fd, POLLIN, 0};
+    poll(&p, 1, kDrainIntervalMs);
+    uint64_t told;
+    if (read(fd, &told, sizeof told) < 0) {
+      // EAGAIN: woken by the timeout, not by a handler.
+    }
     Drain(*s);
-    if (++n % kScanEveryDrains == 0 && s->engine->per_thread()) {
+    if (s->engine->per_thread()) {
       const std::vector<pid_t> live = ListThreads();
       s->engine->Prune(live);
       for (pid_t t : live) s->engine->AddThread(t, false);
     }
-    lk.lock();
   }
 }
 
@@ -208,9 +225,13 @@ namespace {
 void ForkPrepare() { g_session_mu.lock(); }
 void ForkParent() { g_session_mu.unlock(); }
 void ForkChild() {
-  g_session = nullptr;  // left behind: its mutex, condition and thread are the parent's
+  g_session = nullptr;  // left behind: its thread is the parent's
   g_active.store(false, std::memory_order_release);
   g_engine.store(nullptr, std::memory_order_release);
+  // The eventfd is shared with the parent, whose handlers write to it: a
+  // profile the child starts gets its own. No handler runs here now (the
+  // child has one thread, no timers and no pending SIGPROF).
+  if (const int fd = g_wake_fd.exchange(-1, std::memory_order_relaxed); fd >= 0) close(fd);
   g_session_mu.unlock();
 }
 }  // namespace
@@ -226,7 +247,12 @@ bool StartCPUProfile(int fd) {
     return false;
   }
   InstallHandler();
-  if (g_ring.load() == nullptr) g_ring.store(new SampleRing(4096), std::memory_order_release);
+  if (g_ring.load() == nullptr) g_ring.store(new SampleRing(kRingCapacity), std::memory_order_release);
+  if (g_wake_fd.load() < 0) {
+    const int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (fd < 0) return false;
+    g_wake_fd.store(fd, std::memory_order_release);
+  }
   // Samples pushed by handlers that raced the previous stop.
   g_ring.load()->Drain([](const StackSample&) {});
   auto* s = new Session;
@@ -268,11 +294,8 @@ bool StopCPUProfile(int fd) {
   g_active.store(false, std::memory_order_release);
   g_engine.store(nullptr, std::memory_order_release);
   s->engine->Stop();
-  {
-    std::lock_guard<std::mutex> lk(s->mu);
-    s->stop = true;
-  }
-  s->cv.notify_one();
+  s->stop.store(true, std::memory_order_release);
+  WakeWorker();
   s->worker.join();
   Drain(*s);
   g.unlock();

@@ -21,7 +21,7 @@ SampleRing::SampleRing(size_t capacity) {
 
 SampleRing::~SampleRing() { munmap(cells_, bytes_); }
 
-bool SampleRing::Push(uint64_t weight, const uintptr_t* pcs, size_t depth) {
+size_t SampleRing::Push(uint64_t weight, const uintptr_t* pcs, size_t depth) {
   size_t pos = head_.load(std::memory_order_relaxed);
   Cell* c;
   for (;;) {
@@ -32,7 +32,7 @@ bool SampleRing::Push(uint64_t weight, const uintptr_t* pcs, size_t depth) {
       if (head_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) break;
     } else if (diff < 0) {
       dropped_.fetch_add(weight, std::memory_order_relaxed);
-      return false;
+      return 0;
     } else {
       pos = head_.load(std::memory_order_relaxed);
     }
@@ -42,7 +42,7 @@ bool SampleRing::Push(uint64_t weight, const uintptr_t* pcs, size_t depth) {
   c->sample.depth = static_cast<uint32_t>(depth);
   for (size_t i = 0; i < depth; ++i) c->sample.pcs[i] = pcs[i];
   c->seq.store(pos + 1, std::memory_order_release);
-  return true;
+  return pos + 1;
 }
 
 }  // namespace libdump::samplers

@@ -29,8 +29,10 @@ class SampleRing {
   SampleRing(const SampleRing&) = delete;
   SampleRing& operator=(const SampleRing&) = delete;
 
-  // Async-signal-safe. False (and counted as dropped) when the ring is full.
-  bool Push(uint64_t weight, const uintptr_t* pcs, size_t depth);
+  // Async-signal-safe. Returns how many samples the ring has taken so far,
+  // this one included (so a producer can tell the consumer every so many),
+  // or 0 (and counts the sample as dropped) when the ring is full.
+  size_t Push(uint64_t weight, const uintptr_t* pcs, size_t depth);
 
   // Consumer side, one thread at a time. Calls f(const StackSample&) for each
   // published sample in order; returns how many.
