@@ -11,7 +11,8 @@
 #         libunwind, warm) and of a whole sampled malloc + free with the
 #         caches as a busy program leaves them (cold_sample.cc).
 #   cpu:  2 threads, no profiler vs libdump at 100 Hz vs gperftools'
-#         libprofiler (CPUPROFILE, CPUPROFILE_FREQUENCY=100).
+#         libprofiler (CPUPROFILE, CPUPROFILE_FREQUENCY=100); then one
+#         sample's signal handler, each against an empty one.
 # Every configuration runs once per round, REPS rounds, and the median of its
 # runs is printed: on a shared machine load drifts over minutes, and rounds
 # spread that drift over all configurations instead of charging it to
@@ -115,4 +116,13 @@ echo "libdump CPU profiling overhead:      100 Hz $(pct $R_none $R_libdump_100hz
 echo "gperftools CPU profiling overhead:   100 Hz $(pct $R_none $R_gperftools_100hz), 1000 Hz $(pct $R_none $R_gperftools_1000hz)"
 echo "CPU in the last 1000 Hz profiles:    libdump $(profiled "$T/c1000.pprof"), gperftools $(profiled "$T/g1000.prof")" \
   "(run took ~${R_none} s)"
+# One sample's handler, each profiler against an empty one: the part of the
+# overhead that the 2-thread runs above cannot resolve at 100 Hz.
+SIG=$B/bench/pprof/bench_pprof_signal_cost
+sig_ns() { sed -n 's/^\([0-9]*\) ns.*/\1/p'; }
+sig_none=$("$SIG" | sig_ns)
+sig_libdump=$(LD_PRELOAD=$PROF LIBDUMP_CPUPROFILE=$T/s.pprof "$SIG" | sig_ns)
+sig_gperftools=$(LD_PRELOAD=$LIB/libprofiler.so.0 CPUPROFILE=$T/s.prof "$SIG" 2>/dev/null | sig_ns)
+echo "ns per SIGPROF sample above an empty handler ($sig_none ns): libdump $((sig_libdump - sig_none))," \
+  "gperftools $((sig_gperftools - sig_none))"
 go tool pprof -symbolize=none -top "$T/c.pprof" 2>/dev/null | sed -n '1,8p' || true
