@@ -273,9 +273,7 @@ void NotifySampledFree(Span* s, uint32_t slot, void* p, size_t size) {
   if (s->sample_slot.load(std::memory_order_acquire) == slot) {
     const uintptr_t token = s->sample_token.load(std::memory_order_relaxed);
     s->sample_slot.store(0, std::memory_order_release);
-    // Release: a profile that reads this free reads the allocation's count
-    // too (SampleHooks).
-    reinterpret_cast<std::atomic<uint64_t>*>(token)->fetch_add(1, std::memory_order_release);
+    CountKeptSampleFree(token);
     return;
   }
   if (const SampleHooks* hooks = g_sample_hooks.load(std::memory_order_acquire)) hooks->freed(p, size);

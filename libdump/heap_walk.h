@@ -1,6 +1,7 @@
 // What WriteHeapDump needs from the allocator while the world is stopped.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "libdump/heap.h"
@@ -44,6 +45,10 @@ struct SampleHooks {
   void (*freed)(void* p, size_t size);
 };
 void SetSampleHooks(const SampleHooks* hooks);
+// The free of a sample whose token was kept, counted as SampleHooks says.
+inline void CountKeptSampleFree(uintptr_t token) {
+  reinterpret_cast<std::atomic<uint64_t>*>(token)->fetch_add(1, std::memory_order_release);
+}
 
 // The kept token of live sampled object p, or 0.
 uintptr_t SampleTokenOf(const void* p);

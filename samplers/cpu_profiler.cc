@@ -46,9 +46,9 @@ struct StackHash {
 // sooner when the handlers have pushed half a ring since it was last told.
 // It used to wake every 10 ms: 100 wakeups a second, each preempting a busy
 // thread and costing 25-30 µs of CPU, several times what the samples
-// themselves cost (docs/sampling.md). The scan finds threads that did not start through
-// pthread_create (or started before the profile); new pthreads are armed by
-// the hook below as they start, so the scan can be infrequent.
+// themselves cost (docs/sampling.md). The scan finds threads that did not
+// start through pthread_create (or started before the profile); new pthreads
+// are armed by the hook below as they start, so the scan can be infrequent.
 constexpr int kDrainIntervalMs = 100;
 constexpr size_t kRingCapacity = 4096;
 

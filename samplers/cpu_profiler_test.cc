@@ -164,7 +164,7 @@ TEST(CPUProfiler, RateAndRestart) {
 
 // The worker drains every 100 ms, and sooner when the handlers have pushed
 // half a ring (4096 samples) since it was last told: a burst of 12,500
-// samples in ~30 ms, three times what the ring holds, loses none. Without
+// samples in ~90 ms, three times what the ring holds, loses none. Without
 // the handlers' wake-up two thirds of them would be dropped.
 TEST(CPUProfiler, ABurstLargerThanTheRingLosesNothing) {
   TempFile f;

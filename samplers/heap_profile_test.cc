@@ -5,9 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <atomic>
 #include <tuple>
 #include <vector>
+
+#include "../libdump/heap_walk.h"
 
 namespace libdump::samplers {
 namespace {
@@ -52,7 +53,7 @@ TEST(HeapProfileTable, ATokenCountsFreesAndNamesTheStack) {
   const uintptr_t pcs[] = {0x401000, 0x402000, 0x403000};
   const uintptr_t token = t.RecordAlloc(nullptr, 64, 512, pcs, 3, false);
   ASSERT_EQ(t.RecordAlloc(nullptr, 64, 512, pcs, 3, false), token);
-  reinterpret_cast<std::atomic<uint64_t>*>(token)->fetch_add(1, std::memory_order_release);
+  internal::CountKeptSampleFree(token);
   const std::vector<HeapBucketSnapshot> s = t.Snapshot();
   ASSERT_EQ(s.size(), 1u);
   EXPECT_EQ(s[0].allocs, 2u);

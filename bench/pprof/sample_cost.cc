@@ -7,10 +7,10 @@
 #include <libunwind.h>
 #include <time.h>
 
-#include <atomic>
 #include <cstdint>
 #include <cstdio>
 
+#include "../libdump/heap_walk.h"
 #include "alloc_stack.h"
 #include "heap_profile.h"
 #include "heap_profiler.h"
@@ -29,14 +29,10 @@ double CpuNs() {
 
 void* Address(int i) { return reinterpret_cast<void*>(uintptr_t{1} << 20 | static_cast<uintptr_t>(i) * 64); }
 
-// The free of a sample whose token the allocator kept: the allocator counts
-// it through the token (libdump/heap_walk.h, SampleHooks).
-void FreeKept(uintptr_t token) { reinterpret_cast<std::atomic<uint64_t>*>(token)->fetch_add(1, std::memory_order_release); }
-
 __attribute__((noipa)) double FramePointers() {
   const double t0 = CpuNs();
   for (int i = 0; i < kSamples; ++i) {
-    FreeKept(OnSampledAllocation(Address(i), 64, true));
+    libdump::internal::CountKeptSampleFree(OnSampledAllocation(Address(i), 64, true));
   }
   return (CpuNs() - t0) / kSamples;
 }
@@ -46,7 +42,7 @@ __attribute__((noipa)) double Libunwind() {
   for (int i = 0; i < kSamples; ++i) {
     uintptr_t pcs[kMaxFrames];
     const int n = unw_backtrace(reinterpret_cast<void**>(pcs), static_cast<int>(kMaxFrames));
-    FreeKept(GlobalHeapTable().RecordAlloc(Address(i), 64, kRate, pcs, static_cast<size_t>(n), false));
+    libdump::internal::CountKeptSampleFree(GlobalHeapTable().RecordAlloc(Address(i), 64, kRate, pcs, static_cast<size_t>(n), false));
   }
   return (CpuNs() - t0) / kSamples;
 }
