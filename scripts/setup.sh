@@ -16,13 +16,29 @@ packages=(
   libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev sqlite3 git python3 time
 )
 
+# npm comes with Node.js on the machines CI uses; Debian has it apart.
+command -v npm >/dev/null 2>&1 || packages+=(npm)
+
+# The second real reader of the profiles (tests/pprof/pprof-format): the npm
+# package its package-lock.json pins, installed beside the check.
+npm_packages() {
+  local d
+  d="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/pprof/pprof-format"
+  [ -f "$d/node_modules/pprof-format/package.json" ] && return 0
+  echo "setup: npm ci in $d"
+  (cd "$d" && npm ci --no-audit --no-fund --loglevel=error)
+}
+
 missing=()
 for p in "${packages[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+if [ ${#missing[@]} -eq 0 ]; then
+  npm_packages
+  exit 0
+fi
 
 cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${missing[*]}"
 if [ "$(id -u)" -ne 0 ]; then
@@ -33,3 +49,4 @@ fi
 echo "setup: installing ${missing[*]}"
 apt-get update -qq
 DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
+npm_packages

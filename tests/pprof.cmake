@@ -1,4 +1,5 @@
-# go tool pprof reads what libdump's profilers write (CPU, heap, allocs).
+# go tool pprof and npm's pprof-format read what libdump's profilers write
+# (CPU, heap, allocs).
 if(TARGET libdump_samplers AND TARGET libdump_heap)
   add_executable(pprof_profile_writer ${CMAKE_CURRENT_LIST_DIR}/pprof/profile_writer.cc)
   target_link_libraries(pprof_profile_writer PRIVATE libdump_samplers $<LINK_LIBRARY:WHOLE_ARCHIVE,libdump_heap>)
@@ -6,6 +7,11 @@ if(TARGET libdump_samplers AND TARGET libdump_heap)
     COMMAND ${CMAKE_CURRENT_LIST_DIR}/pprof/go_pprof_check.sh $<TARGET_FILE:pprof_profile_writer>
             ${CMAKE_CURRENT_BINARY_DIR}/pprof_go_check)
   set_tests_properties(pprof_go_tool_reads_profiles PROPERTIES LABELS integration TIMEOUT 300)
+  # The same profiles, decoded by npm's pprof-format (tests/pprof/pprof-format).
+  add_test(NAME pprof_format_reads_profiles
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/pprof/pprof_format_check.sh $<TARGET_FILE:pprof_profile_writer>
+            ${CMAKE_CURRENT_BINARY_DIR}/pprof_format_check)
+  set_tests_properties(pprof_format_reads_profiles PROPERTIES LABELS integration TIMEOUT 120)
 endif()
 # The preload's profiles of a process tree (bash children, a dash one that
 # ends with _exit, a killed one). Preloads uninstrumented programs: not ASan.
