@@ -13,21 +13,16 @@
 //
 // alternate: under libdump with libdumpprof.so, switch MemProfileRate between
 // 0 and RATE every OPS / (2 PAIRS) operations and print the median and
-// quartiles of the per-pair CPU ratios (RATE / off). This host drifts between
-// a fast and a slow mode for seconds at a time, so separate processes differ
-// by more than the profiler costs; two blocks a few milliseconds apart share
-// the mode. Pairs alternate their order (off first, then RATE first) so that
-// a drift inside a pair cancels. With RATE 0 it measures the method's own
-// noise (an A/A test).
+// quartiles of the per-pair CPU ratios (RATE / off), as alternation.h
+// explains. With RATE 0 it measures the method's own noise (an A/A test).
 #include <dlfcn.h>
-#include <time.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
+
+#include "alternation.h"
 
 namespace {
 
@@ -56,12 +51,6 @@ __attribute__((always_inline)) inline void Run(long ops, bool small) {
   g_x = x;
 }
 
-double ProcessCpuNs() {
-  timespec t;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return static_cast<double>(t.tv_sec) * 1e9 + static_cast<double>(t.tv_nsec);
-}
-
 __attribute__((always_inline)) inline int Alternate(long ops, bool small, long rate, int pairs) {
   // libdump::SetMemProfileRate, from libdumpprof.so (LD_PRELOAD): looked up
   // so that the same binary also runs under the peers' allocators.
@@ -74,28 +63,11 @@ __attribute__((always_inline)) inline int Alternate(long ops, bool small, long r
   }
   set(0);
   Run(block, small);  // warm up: the window fills, spans and buckets exist
-  std::vector<double> ratios;
-  double off_total = 0, on_total = 0;
-  for (int k = 0; k < pairs; ++k) {
-    double t[2];
-    for (int j = 0; j < 2; ++j) {
-      const int on = (j + k) & 1;  // pair k runs off first when k is even
-      set(on ? rate : 0);
-      const double t0 = ProcessCpuNs();
-      Run(block, small);
-      t[on] = ProcessCpuNs() - t0;
-    }
-    ratios.push_back(t[1] / t[0]);
-    off_total += t[0];
-    on_total += t[1];
-  }
-  set(0);
-  std::sort(ratios.begin(), ratios.end());
-  const auto pct = [](double r) { return (r - 1) * 100; };
-  std::printf("rate %ld vs 0, %d pairs of %ld ops: median %+.2f%% (quartiles %+.2f%% .. %+.2f%%), totals %+.2f%%, "
-              "%.2f ns/op off\n",
-              rate, pairs, block, pct(ratios[ratios.size() / 2]), pct(ratios[ratios.size() / 4]),
-              pct(ratios[ratios.size() * 3 / 4]), pct(on_total / off_total), off_total / (block * pairs));
+  char label[64];
+  std::snprintf(label, sizeof label, "rate %ld vs 0", rate);
+  bench::AlternateBlocks(
+      label, pairs, block, "op", [&](bool on) { set(on ? rate : 0); },
+      [&]() __attribute__((always_inline)) { Run(block, small); });
   return 0;
 }
 
@@ -107,9 +79,9 @@ int main(int argc, char** argv) {
   if (argc > 5 && std::strcmp(argv[3], "alternate") == 0) {
     return Alternate(ops, small, std::atol(argv[4]), std::atoi(argv[5]));
   }
-  const double t0 = ProcessCpuNs();
+  const double t0 = bench::ProcessCpuNs();
   Run(ops, small);
-  const double t = ProcessCpuNs() - t0;
+  const double t = bench::ProcessCpuNs() - t0;
   for (void* p : g_live) std::free(p);
   std::printf("%.2f\n", t / static_cast<double>(ops));
   return 0;

@@ -11,8 +11,9 @@
 #         libunwind, warm) and of a whole sampled malloc + free with the
 #         caches as a busy program leaves them (cold_sample.cc).
 #   cpu:  2 threads, no profiler vs libdump at 100 Hz vs gperftools'
-#         libprofiler (CPUPROFILE, CPUPROFILE_FREQUENCY=100); then one
-#         sample's signal handler, each against an empty one.
+#         libprofiler (CPUPROFILE, CPUPROFILE_FREQUENCY=100); each profiler
+#         also started and stopped inside one process (A/A, then A/B); then
+#         one sample's signal handler, each against an empty one.
 # Every configuration runs once per round, REPS rounds, and the median of its
 # runs is printed: on a shared machine load drifts over minutes, and rounds
 # spread that drift over all configurations instead of charging it to
@@ -31,6 +32,7 @@ SLOW_OPS=$((OPS / 100))   # gperftools' heap profiler is ~1000x slower per op
 EVERY_OPS=$((OPS / 10))   # every allocation sampled: jemalloc and Go ~2 us per op
 ALT_OPS=${ALT_OPS:-$((OPS * 10))}  # operations of one in-process alternation
 WORK=${WORK:-1000000000}  # iterations per thread per CPU run
+ALT_WORK=${ALT_WORK:-$((WORK * 8))}  # iterations per thread of one CPU alternation
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 GOPEER=$T/allocpeer
@@ -116,6 +118,14 @@ echo "libdump CPU profiling overhead:      100 Hz $(pct $R_none $R_libdump_100hz
 echo "gperftools CPU profiling overhead:   100 Hz $(pct $R_none $R_gperftools_100hz), 1000 Hz $(pct $R_none $R_gperftools_1000hz)"
 echo "CPU in the last 1000 Hz profiles:    libdump $(profiled "$T/c1000.pprof"), gperftools $(profiled "$T/g1000.prof")" \
   "(run took ~${R_none} s)"
+# The same work in threads that outlive the profiler, started and stopped
+# around every other block inside one process (cpu_workload.cc), with an A/A
+# line for the method's noise and each profiler's signals per CPU second.
+for HZ in 100 1000; do
+  [ "$HZ" = 100 ] && $CPU $ALT_WORK alternate none $HZ 20
+  LD_PRELOAD=$PROF $CPU $ALT_WORK alternate libdump $HZ 20
+  LD_PRELOAD=$LIB/libprofiler.so.0 CPUPROFILE_FREQUENCY=$HZ $CPU $ALT_WORK alternate gperftools $HZ 20 2>/dev/null
+done
 # One sample's handler, each profiler against an empty one: the part of the
 # overhead that the 2-thread runs above cannot resolve at 100 Hz.
 SIG=$B/bench/pprof/bench_pprof_signal_cost
