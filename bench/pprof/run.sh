@@ -32,7 +32,11 @@ SLOW_OPS=$((OPS / 100))   # gperftools' heap profiler is ~1000x slower per op
 EVERY_OPS=$((OPS / 10))   # every allocation sampled: jemalloc and Go ~2 us per op
 ALT_OPS=${ALT_OPS:-$((OPS * 10))}  # operations of one in-process alternation
 WORK=${WORK:-1000000000}  # iterations per thread per CPU run
-ALT_WORK=${ALT_WORK:-$((WORK * 8))}  # iterations per thread of one CPU alternation
+# One CPU alternation: CPU_PAIRS pairs of 0.25 s blocks per thread. The
+# profilers differ by ~0.3 % and one pair's ratio varies by ~±0.5 %, so it
+# takes ~200 pairs (~100 s a run) for the medians to tell them apart.
+CPU_PAIRS=${CPU_PAIRS:-200}
+ALT_WORK=$((CPU_PAIRS * 200000000))
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 GOPEER=$T/allocpeer
@@ -122,9 +126,9 @@ echo "CPU in the last 1000 Hz profiles:    libdump $(profiled "$T/c1000.pprof"),
 # around every other block inside one process (cpu_workload.cc), with an A/A
 # line for the method's noise and each profiler's signals per CPU second.
 for HZ in 100 1000; do
-  [ "$HZ" = 100 ] && $CPU $ALT_WORK alternate none $HZ 20
-  LD_PRELOAD=$PROF $CPU $ALT_WORK alternate libdump $HZ 20
-  LD_PRELOAD=$LIB/libprofiler.so.0 CPUPROFILE_FREQUENCY=$HZ $CPU $ALT_WORK alternate gperftools $HZ 20 2>/dev/null
+  [ "$HZ" = 100 ] && $CPU $ALT_WORK alternate none $HZ "$CPU_PAIRS"
+  LD_PRELOAD=$PROF $CPU $ALT_WORK alternate libdump $HZ "$CPU_PAIRS"
+  LD_PRELOAD=$LIB/libprofiler.so.0 CPUPROFILE_FREQUENCY=$HZ $CPU $ALT_WORK alternate gperftools $HZ "$CPU_PAIRS" 2>/dev/null
 done
 # One sample's handler, each profiler against an empty one: the part of the
 # overhead that the 2-thread runs above cannot resolve at 100 Hz.
