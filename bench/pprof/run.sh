@@ -130,8 +130,9 @@ for HZ in 100 1000; do
   LD_PRELOAD=$PROF $CPU $ALT_WORK alternate libdump $HZ "$CPU_PAIRS"
   LD_PRELOAD=$LIB/libprofiler.so.0 CPUPROFILE_FREQUENCY=$HZ $CPU $ALT_WORK alternate gperftools $HZ "$CPU_PAIRS" 2>/dev/null
 done
-# One sample's handler, each profiler against an empty one: the part of the
-# overhead that the 2-thread runs above cannot resolve at 100 Hz.
+# One sample's handler, each profiler against an empty one: the part of a
+# sample's cost that is the profiler's own code (the rest, the kernel's
+# delivery, both pay).
 SIG=$B/bench/pprof/bench_pprof_signal_cost
 sig_ns() { sed -n 's/^\([0-9]*\) ns.*/\1/p'; }
 sig_none=$("$SIG" | sig_ns)
