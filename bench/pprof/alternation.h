@@ -30,7 +30,8 @@ inline double ProcessCpuNs() {
 // was written for (alloc_workload.cc). Returns the CPU time of the blocks
 // with the profiler on.
 template <typename SetOn, typename Block>
-__attribute__((always_inline)) inline double AlternateBlocks(const char* label, int pairs, long units, const char* unit, SetOn set_on, Block block) {
+__attribute__((always_inline)) inline double AlternateBlocks(const char* label, int pairs, long units, const char* unit,
+                                                             SetOn set_on, Block block) {
   std::vector<double> ratios;
   double off_total = 0, on_total = 0;
   for (int k = 0; k < pairs; ++k) {

@@ -56,17 +56,25 @@ function structure(p) {
     str(`function ${f.id} filename`, f.filename);
   }
   for (const l of p.location) {
-    if (Number(l.mappingId) !== 0 && !mappings.has(Number(l.mappingId))) problems.push(`location ${l.id}: no mapping ${l.mappingId}`);
+    if (Number(l.mappingId) !== 0 && !mappings.has(Number(l.mappingId))) {
+      problems.push(`location ${l.id}: no mapping ${l.mappingId}`);
+    }
     for (const line of l.line) {
       if (!functions.has(Number(line.functionId))) problems.push(`location ${l.id}: no function ${line.functionId}`);
     }
   }
   if (p.sample.length === 0) problems.push('no samples');
   p.sample.forEach((s, i) => {
-    if (s.value.length !== p.sampleType.length) problems.push(`sample ${i}: ${s.value.length} values for ${p.sampleType.length} types`);
+    if (s.value.length !== p.sampleType.length) {
+      problems.push(`sample ${i}: ${s.value.length} values for ${p.sampleType.length} types`);
+    }
     if (s.locationId.length === 0) problems.push(`sample ${i}: no stack`);
     for (const id of s.locationId) if (!locations.has(Number(id))) problems.push(`sample ${i}: no location ${id}`);
-    for (const l of s.label) { str(`sample ${i} label key`, l.key); str(`sample ${i} label str`, l.str); str(`sample ${i} label unit`, l.numUnit); }
+    for (const l of s.label) {
+      str(`sample ${i} label key`, l.key);
+      str(`sample ${i} label str`, l.str);
+      str(`sample ${i} label unit`, l.numUnit);
+    }
   });
   return problems;
 }
@@ -78,13 +86,14 @@ function view(p) {
   const types = p.sampleType.map((t) => `${s[Number(t.type)]}/${s[Number(t.unit)]}`);
   const fn = new Map(p.function.map((f) => [Number(f.id), f]));
   const loc = new Map(p.location.map((l) => [Number(l.id), l]));
-  const names = (sample) => sample.locationId.flatMap((id) => loc.get(Number(id)).line.map((ln) => s[Number(fn.get(Number(ln.functionId)).name)]));
-  // Sum of one value over the samples whose stack has a function named like `fname`.
-  const sum = (type, fname) => {
+  const fname = (ln) => s[Number(fn.get(Number(ln.functionId)).name)];
+  const names = (sample) => sample.locationId.flatMap((id) => loc.get(Number(id)).line.map(fname));
+  // Sum of one value over the samples whose stack has a function named like `like`.
+  const sum = (type, like) => {
     const k = types.indexOf(type);
-    return p.sample.filter((x) => names(x).some((n) => n.includes(fname))).reduce((a, x) => a + Number(x.value[k]), 0);
+    return p.sample.filter((x) => names(x).some((n) => n.includes(like))).reduce((a, x) => a + Number(x.value[k]), 0);
   };
-  return { s, types, fn, loc, names, sum, dflt: s[Number(p.defaultSampleType)] };
+  return { s, types, fn, fname, sum, dflt: s[Number(p.defaultSampleType)] };
 }
 
 function check(name, test) {
@@ -124,12 +133,13 @@ for (const [name, dflt] of [['heap.pprof', 'inuse_space'], ['allocs.pprof', 'all
     // Every allocation sampled (rate 1): counts are exact, not estimates.
     const alloc = v.sum('alloc_objects/count', 'ProfWriterAlloc');
     const inuse = v.sum('inuse_objects/count', 'ProfWriterAlloc');
-    expect(`${name} ProfWriterAlloc alloc_objects ${alloc} of 1000, inuse_objects ${inuse} of 600`, alloc === 1000 && inuse === 600);
+    expect(`${name} ProfWriterAlloc alloc_objects ${alloc} of 1000, inuse_objects ${inuse} of 600`,
+      alloc === 1000 && inuse === 600);
     const size = v.sum('alloc_space/bytes', 'ProfWriterAlloc') / alloc;
     expect(`${name} ${size} bytes per object, in use and allocated alike (4000 asked)`,
       size >= 4000 && v.sum('inuse_space/bytes', 'ProfWriterAlloc') === size * inuse);
     // The allocating call's line, from DWARF.
-    const at = p.location.flatMap((l) => l.line).find((ln) => v.s[Number(v.fn.get(Number(ln.functionId)).name)].includes('ProfWriterAlloc'));
+    const at = p.location.flatMap((l) => l.line).find((ln) => v.fname(ln).includes('ProfWriterAlloc'));
     const file = at && v.s[Number(v.fn.get(Number(at.functionId)).filename)];
     expect(`${name} ProfWriterAlloc at ${file}:${at && at.line}, line ${allocLine} expected`,
       at !== undefined && Number(at.line) === allocLine && file.endsWith('profile_writer.cc'));
