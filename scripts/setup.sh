@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages libdump needs to build, test and run its
-# interop checks. As root it runs apt-get; otherwise it prints the exact
-# command and stops, so nothing is half set up.
+# interop checks, then the one npm package of those checks. As root it runs
+# apt-get; otherwise it prints the exact command and stops, so nothing is
+# half set up.
 set -euo pipefail
 
 packages=(
