@@ -4,23 +4,11 @@ namespace libdump::format {
 
 const char* KindName(Kind k) {
   switch (k) {
-    case Kind::kObject: return "object";
-    case Kind::kEof: return "eof";
-    case Kind::kStackRoot: return "stackroot";
-    case Kind::kDataRoot: return "dataroot";
-    case Kind::kOtherRoot: return "otherroot";
-    case Kind::kType: return "type";
-    case Kind::kGoroutine: return "goroutine";
-    case Kind::kFrame: return "frame";
-    case Kind::kParams: return "params";
-    case Kind::kFinalizer: return "finalizer";
-    case Kind::kItab: return "itab";
-    case Kind::kTypeFields: return "typefields";
-    case Kind::kTypeInfo: return "typeinfo";
-    case Kind::kThreadInfo: return "threadinfo";
-    case Kind::kMemStats: return "memstats";
-    case Kind::kModule: return "module";
-    case Kind::kAllocStack: return "allocstack";
+#define LIBDUMP_FORMAT_KIND_NAME(name, number, member, text) \
+  case Kind::k##name:                                        \
+    return text;
+    LIBDUMP_FORMAT_RECORD_KINDS(LIBDUMP_FORMAT_KIND_NAME)
+#undef LIBDUMP_FORMAT_KIND_NAME
   }
   return "unknown";
 }

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <new>
 
+#include "libdump/format/record_layout.h"
 #include "libdump/format/uvarint.h"
 
 namespace libdump::format {
@@ -87,178 +88,71 @@ void Writer::Str(std::string_view s) {
 
 void Writer::Header() { Bytes(kHeader.data(), kHeader.size()); }
 
+struct Writer::Encoder {
+  Writer& w;
+  template <class... Check>
+  void U(const char*, uint64_t v, Show, Check&&...) { w.U(v); }
+  void Bool(const char*, bool v) { w.U(v ? 1 : 0); }
+  void Str(const char*, std::string_view s) { w.Str(s); }
+  template <class Items, class Item>
+  void List(const char*, const char*, const char*, const Items& items, Item&& item) {
+    w.U(items.size());
+    const auto* prev = static_cast<const typename Items::value_type*>(nullptr);
+    for (const auto& e : items) {
+      item(*this, e, prev);
+      prev = &e;
+    }
+  }
+};
+
+template <Kind Which, class R>
+void Writer::Put(const R& r) {
+  if (options_.seed_only && IsExtension(Which)) return;
+  U(K(Which));
+  Encoder e{*this};
+  Layout<Which>::Fields(r, e);
+}
+
 void Writer::Object(const ObjectRecord& r, const void* payload) {
-  U(K(Kind::kObject));
-  U(r.addr);
-  U(r.type);
-  U(r.kind);
-  U(r.size);
+  Put<Kind::kObject>(r);
   Bytes(payload, r.size);
 }
 
-void Writer::StackRoot(const StackRootRecord& r) {
-  U(K(Kind::kStackRoot));
-  U(r.addr);
-  U(r.ptr);
-  U(r.frame);
-}
-
-void Writer::DataRoot(const DataRootRecord& r) {
-  U(K(Kind::kDataRoot));
-  U(r.addr);
-  U(r.ptr);
-}
-
+void Writer::StackRoot(const StackRootRecord& r) { Put<Kind::kStackRoot>(r); }
+void Writer::DataRoot(const DataRootRecord& r) { Put<Kind::kDataRoot>(r); }
 void Writer::OtherRoot(std::string_view description, uint64_t ptr) {
-  U(K(Kind::kOtherRoot));
-  Str(description);
-  U(ptr);
+  Put<Kind::kOtherRoot>(OtherRootView{description, ptr});
 }
-
-void Writer::Type(const TypeRecord& r) {
-  U(K(Kind::kType));
-  U(r.addr);
-  U(r.size);
-  Str(r.name);
-  U(r.eface_ptr ? 1 : 0);
-  U(r.fields.size());
-  for (const Field& f : r.fields) {
-    U(f.kind);
-    U(f.offset);
-  }
-}
-
-void Writer::Goroutine(const GoroutineRecord& r) {
-  U(K(Kind::kGoroutine));
-  U(r.addr);
-  U(r.tos);
-  U(r.goid);
-  U(r.gopc);
-  U(r.status);
-  U(r.is_system ? 1 : 0);
-  U(r.is_background ? 1 : 0);
-  U(r.wait_since);
-  Str(r.wait_reason);
-}
-
-void Writer::Frame(const FrameRecord& r) {
-  U(K(Kind::kFrame));
-  U(r.sp);
-  U(r.parent);
-  U(r.entry);
-  U(r.pc);
-  Str(r.name);
-}
-
-void Writer::Params(const ParamsRecord& r) {
-  U(K(Kind::kParams));
-  U(r.big_endian);
-  U(r.ptr_size);
-  U(r.hchan_size);
-  U(r.heap_start);
-  U(r.heap_end);
-}
-
-void Writer::Finalizer(const FinalizerRecord& r) {
-  U(K(Kind::kFinalizer));
-  U(r.obj);
-  U(r.funcval);
-  U(r.code);
-  U(r.fint);
-  U(r.ot);
-}
-
-void Writer::Itab(const ItabRecord& r) {
-  U(K(Kind::kItab));
-  U(r.addr);
-  U(r.ptr);
-}
-
-void Writer::TypeFields(const TypeFieldsRecord& r) {
-  if (options_.seed_only) return;
-  U(K(Kind::kTypeFields));
-  U(r.type);
-  U(r.fields.size());
-  for (const NamedField& f : r.fields) {
-    U(f.offset);
-    U(f.kind);
-    U(f.size);
-    Str(f.name);
-  }
-}
-
-void Writer::TypeInfo(const TypeInfoRecord& r) {
-  if (options_.seed_only) return;
-  U(K(Kind::kTypeInfo));
-  U(r.type);
-  U(r.flags);
-  U(r.vtable);
-  U(r.elem_type);
-  U(r.elem_size);
-}
-
-void Writer::ThreadInfo(const ThreadInfoRecord& r) {
-  if (options_.seed_only) return;
-  U(K(Kind::kThreadInfo));
-  U(r.goroutine);
-  U(r.tid);
-  Str(r.name);
-}
-
-void Writer::MemStats(const MemStatsRecord& r) {
-  if (options_.seed_only) return;
-  U(K(Kind::kMemStats));
-  U(r.stats.size());
-  for (const MemStat& s : r.stats) {
-    Str(s.name);
-    U(s.value);
-  }
-}
-
-void Writer::Module(const ModuleRecord& r) {
-  if (options_.seed_only) return;
-  U(K(Kind::kModule));
-  U(r.start);
-  U(r.end);
-  U(r.file_offset);
-  Str(r.path);
-  Str(r.build_id);
-}
-
+void Writer::Type(const TypeRecord& r) { Put<Kind::kType>(r); }
+void Writer::Goroutine(const GoroutineRecord& r) { Put<Kind::kGoroutine>(r); }
+void Writer::Frame(const FrameRecord& r) { Put<Kind::kFrame>(r); }
+void Writer::Params(const ParamsRecord& r) { Put<Kind::kParams>(r); }
+void Writer::Finalizer(const FinalizerRecord& r) { Put<Kind::kFinalizer>(r); }
+void Writer::Itab(const ItabRecord& r) { Put<Kind::kItab>(r); }
+void Writer::TypeFields(const TypeFieldsRecord& r) { Put<Kind::kTypeFields>(r); }
+void Writer::TypeInfo(const TypeInfoRecord& r) { Put<Kind::kTypeInfo>(r); }
+void Writer::ThreadInfo(const ThreadInfoRecord& r) { Put<Kind::kThreadInfo>(r); }
+void Writer::MemStats(const MemStatsRecord& r) { Put<Kind::kMemStats>(r); }
+void Writer::Module(const ModuleRecord& r) { Put<Kind::kModule>(r); }
 void Writer::AllocStack(uint64_t obj, uint64_t size, std::span<const uint64_t> pcs) {
-  if (options_.seed_only) return;
-  U(K(Kind::kAllocStack));
-  U(obj);
-  U(size);
-  U(pcs.size());
-  for (uint64_t pc : pcs) U(pc);
+  Put<Kind::kAllocStack>(AllocStackView{obj, size, pcs});
 }
 
 void Writer::Eof() {
-  U(K(Kind::kEof));
+  Put<Kind::kEof>(EofRecord{});
   Flush();
 }
 
 void Writer::Write(const Record& r, const void* payload) {
-  switch (r.kind) {
-    case Kind::kObject: return Object(r.object, payload);
-    case Kind::kEof: return Eof();
-    case Kind::kStackRoot: return StackRoot(r.stack_root);
-    case Kind::kDataRoot: return DataRoot(r.data_root);
-    case Kind::kOtherRoot: return OtherRoot(r.other_root);
-    case Kind::kType: return Type(r.type);
-    case Kind::kGoroutine: return Goroutine(r.goroutine);
-    case Kind::kFrame: return Frame(r.frame);
-    case Kind::kParams: return Params(r.params);
-    case Kind::kFinalizer: return Finalizer(r.finalizer);
-    case Kind::kItab: return Itab(r.itab);
-    case Kind::kTypeFields: return TypeFields(r.type_fields);
-    case Kind::kTypeInfo: return TypeInfo(r.type_info);
-    case Kind::kThreadInfo: return ThreadInfo(r.thread_info);
-    case Kind::kMemStats: return MemStats(r.mem_stats);
-    case Kind::kModule: return Module(r.module);
-    case Kind::kAllocStack: return AllocStack(r.alloc_stack);
-  }
+  VisitRecord(r, [&](auto kind, const auto& record) {
+    if constexpr (kind() == Kind::kObject) {
+      Object(record, payload);
+    } else if constexpr (kind() == Kind::kEof) {
+      Eof();
+    } else {
+      Put<kind()>(record);
+    }
+  });
 }
 
 }  // namespace libdump::format

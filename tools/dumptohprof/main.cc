@@ -70,14 +70,6 @@ uint64_t MtimeMs(const std::string& path) {
   return static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000 + static_cast<uint64_t>(st.st_mtim.tv_nsec) / 1000000;
 }
 
-// zstd or gzip magic.
-bool Compressed(const std::string& path) {
-  unsigned char m[4] = {};
-  std::ifstream f(path, std::ios::binary);
-  f.read(reinterpret_cast<char*>(m), 4);
-  return (m[0] == 0x28 && m[1] == 0xB5 && m[2] == 0x2F && m[3] == 0xFD) || (m[0] == 0x1F && m[1] == 0x8B);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -132,8 +124,6 @@ int main(int argc, char** argv) {
   }
 
   dumptohprof::ProgressLine progress(!quiet && ::isatty(STDERR_FILENO));
-  // Uncompressed, pass 1 knows its total from the start; compressed, only pass 2 does.
-  if (!Compressed(dump)) progress.set_total(static_cast<uint64_t>(st.st_size));
   uint64_t pass1_total = 0;
   options.progress = [&](int pass, uint64_t offset) {
     if (pass == 1) {
@@ -146,6 +136,10 @@ int main(int argc, char** argv) {
   const auto start = std::chrono::steady_clock::now();
   try {
     TempFile tmp(out);
+    // Uncompressed, pass 1 knows its total from the start; compressed, only pass 2 does.
+    if (format::Reader::Open(dump)->compression() == format::Compression::kNone) {
+      progress.set_total(static_cast<uint64_t>(st.st_size));
+    }
     format::hprof::ThreadedFdOutput output(tmp.fd());
     const dumptohprof::ConvertStats s = dumptohprof::Convert(dump, output, options);
     tmp.Commit();

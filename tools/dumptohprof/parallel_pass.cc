@@ -1,15 +1,9 @@
 #include "parallel_pass.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <condition_variable>
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <optional>
-#include <system_error>
 #include <thread>
 
 #include "libdump/format/reader.h"
@@ -86,8 +80,7 @@ class Pass {
   Slot& SlotOf(size_t chunk) { return *slots_[chunk % workers_][(chunk / workers_) % kFragmentSlots]; }
 
   void Work(unsigned w) {
-    int fd = -1;
-    std::optional<format::Reader> reader;
+    std::unique_ptr<format::Reader> reader;
     format::Record r;
     for (size_t c = w; c < chunks_.size(); c += workers_) {
       Slot& s = SlotOf(c);
@@ -98,11 +91,7 @@ class Pass {
       }
       if (!chunks_[c].serial) {
         try {
-          if (!reader) {
-            fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-            if (fd < 0) throw std::system_error(errno, std::generic_category(), "cannot open " + path_);
-            reader.emplace(fd);
-          }
+          if (!reader) reader = format::Reader::Open(path_);
           s.fragment.Clear();
           reader->Range(chunks_[c].start, chunks_[c].end);
           while (reader->Next(r)) s.objects.Convert(*reader, r);
@@ -118,8 +107,6 @@ class Pass {
       cv_.notify_all();
       if (failed) break;  // the appending thread stops at this chunk
     }
-    reader.reset();
-    if (fd >= 0) ::close(fd);
   }
 
   const std::string& path_;

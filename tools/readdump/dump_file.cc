@@ -1,35 +1,17 @@
 #include "dump_file.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
+#include <system_error>
 
 namespace libdump::readdump {
-namespace {
-
-struct OpenFile {
-  int fd = -1;
-  std::unique_ptr<format::Reader> reader;
-  OpenFile() = default;
-  OpenFile(const OpenFile&) = delete;
-  OpenFile& operator=(const OpenFile&) = delete;
-  ~OpenFile() {
-    reader.reset();
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-}  // namespace
 
 std::shared_ptr<format::Reader> OpenDump(const std::string& path) {
-  auto f = std::make_shared<OpenFile>();
-  f->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (f->fd < 0) throw OpenError(std::string("cannot open: ") + std::strerror(errno));
-  f->reader = std::make_unique<format::Reader>(f->fd);
-  return std::shared_ptr<format::Reader>(f, f->reader.get());
+  try {
+    return format::Reader::Open(path);
+  } catch (const std::system_error& e) {
+    throw OpenError("cannot open: " + e.code().message());
+  }
 }
 
 bool IsRegularFile(const std::string& path) {

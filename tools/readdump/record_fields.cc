@@ -1,10 +1,12 @@
 #include "record_fields.h"
 
 #include <cstdio>
+#include <cstring>
+#include <type_traits>
+
+#include "libdump/format/record_layout.h"
 
 namespace libdump::readdump {
-
-using format::Kind;
 
 std::string HexString(uint64_t v) {
   char buf[24];
@@ -62,131 +64,68 @@ std::string TypeFlagsName(uint64_t flags) {
   return out;
 }
 
-void VisitFields(const format::Record& r, FieldSink& s) {
-  switch (r.kind) {
-    case Kind::kObject:
-      s.Hex("addr", r.object.addr);
-      s.Hex("type", r.object.type);
-      s.Name("kind", ObjectKindName(r.object.kind));
-      s.Dec("size", r.object.size);
-      return;
-    case Kind::kEof:
-      return;
-    case Kind::kStackRoot:
-      s.Hex("addr", r.stack_root.addr);
-      s.Hex("rootptr", r.stack_root.ptr);
-      s.Hex("frame", r.stack_root.frame);
-      return;
-    case Kind::kDataRoot:
-      s.Hex("addr", r.data_root.addr);
-      s.Hex("rootptr", r.data_root.ptr);
-      return;
-    case Kind::kOtherRoot:
-      s.Str("description", r.other_root.description);
-      s.Hex("rootptr", r.other_root.ptr);
-      return;
-    case Kind::kType:
-      s.Hex("addr", r.type.addr);
-      s.Dec("size", r.type.size);
-      s.Str("name", r.type.name);
-      s.Bool("efaceptr", r.type.eface_ptr);
-      s.BeginList("fields");
-      for (const format::Field& f : r.type.fields) {
-        s.BeginItem();
-        s.Name("kind", FieldKindName(f.kind));
-        s.Dec("offset", f.offset);
-        s.EndItem();
-      }
-      s.EndList();
-      return;
-    case Kind::kGoroutine: {
-      const format::GoroutineRecord& g = r.goroutine;
-      s.Hex("addr", g.addr);
-      s.Hex("tos", g.tos);
-      s.Dec("goid", g.goid);
-      s.Hex("gopc", g.gopc);
-      s.Name("status", StatusName(g.status));
-      s.Bool("issystem", g.is_system);
-      s.Bool("isbackground", g.is_background);
-      s.Dec("waitsince", g.wait_since);
-      s.Str("waitreason", g.wait_reason);
-      return;
+namespace {
+
+// The visitor of record_layout.h that prints: each field to the sink, named
+// as in the reader's errors (less the list's prefix inside a list).
+class Printer {
+ public:
+  explicit Printer(FieldSink& s, size_t strip = 0, bool scalars = false) : s_(s), strip_(strip), scalars_(scalars) {}
+
+  template <class... Check>
+  void U(const char* name, uint64_t v, format::Show show, Check&&...) {
+    const char* key = Key(name);
+    switch (show) {
+      case format::Show::kHex: return s_.Hex(key, v);
+      case format::Show::kDec:
+      case format::Show::kPayloadSize: return s_.Dec(key, v);
+      case format::Show::kObjectKind: return s_.Name(key, ObjectKindName(v));
+      case format::Show::kFieldKind: return s_.Name(key, FieldKindName(v));
+      case format::Show::kStatus: return s_.Name(key, StatusName(v));
+      case format::Show::kEndian: return s_.Name(key, v ? "big" : "little");
+      case format::Show::kTypeFlags: return s_.Name(key, TypeFlagsName(v));
     }
-    case Kind::kFrame:
-      s.Hex("sp", r.frame.sp);
-      s.Hex("parent", r.frame.parent);
-      s.Hex("entry", r.frame.entry);
-      s.Hex("pc", r.frame.pc);
-      s.Str("name", r.frame.name);
-      return;
-    case Kind::kParams:
-      s.Name("endian", r.params.big_endian ? "big" : "little");
-      s.Dec("ptrsize", r.params.ptr_size);
-      s.Dec("hchansize", r.params.hchan_size);
-      s.Hex("heapstart", r.params.heap_start);
-      s.Hex("heapend", r.params.heap_end);
-      return;
-    case Kind::kFinalizer:
-      s.Hex("obj", r.finalizer.obj);
-      s.Hex("funcval", r.finalizer.funcval);
-      s.Hex("code", r.finalizer.code);
-      s.Hex("fint", r.finalizer.fint);
-      s.Hex("ot", r.finalizer.ot);
-      return;
-    case Kind::kItab:
-      s.Hex("addr", r.itab.addr);
-      s.Dec("ptr", r.itab.ptr);
-      return;
-    case Kind::kTypeFields:
-      s.Hex("type", r.type_fields.type);
-      s.BeginList("fields");
-      for (const format::NamedField& f : r.type_fields.fields) {
-        s.BeginItem();
-        s.Dec("offset", f.offset);
-        s.Name("kind", FieldKindName(f.kind));
-        s.Dec("size", f.size);
-        s.Str("name", f.name);
-        s.EndItem();
-      }
-      s.EndList();
-      return;
-    case Kind::kTypeInfo:
-      s.Hex("type", r.type_info.type);
-      s.Name("flags", TypeFlagsName(r.type_info.flags));
-      s.Hex("vtable", r.type_info.vtable);
-      s.Hex("elemtype", r.type_info.elem_type);
-      s.Dec("elemsize", r.type_info.elem_size);
-      return;
-    case Kind::kThreadInfo:
-      s.Hex("goroutine", r.thread_info.goroutine);
-      s.Dec("tid", r.thread_info.tid);
-      s.Str("name", r.thread_info.name);
-      return;
-    case Kind::kMemStats:
-      s.BeginList("stats");
-      for (const format::MemStat& m : r.mem_stats.stats) {
-        s.BeginItem();
-        s.Str("name", m.name);
-        s.Dec("value", m.value);
-        s.EndItem();
-      }
-      s.EndList();
-      return;
-    case Kind::kModule:
-      s.Hex("start", r.module.start);
-      s.Hex("end", r.module.end);
-      s.Hex("offset", r.module.file_offset);
-      s.Str("path", r.module.path);
-      s.Str("buildid", r.module.build_id);
-      return;
-    case Kind::kAllocStack:
-      s.Hex("obj", r.alloc_stack.obj);
-      s.Dec("size", r.alloc_stack.size);
-      s.BeginList("pcs");
-      for (uint64_t pc : r.alloc_stack.pcs) s.Hex(nullptr, pc);
-      s.EndList();
-      return;
   }
+  void Bool(const char* name, bool v) { s_.Bool(Key(name), v); }
+  void Str(const char* name, std::string_view v) { s_.Str(Key(name), v); }
+
+  // A list of plain numbers prints them bare; a list of structs prints each
+  // as an item of named fields.
+  template <class Items, class Item>
+  void List(const char*, const char* key, const char* prefix, const Items& items, Item&& item) {
+    using T = typename Items::value_type;
+    s_.BeginList(key);
+    const T* prev = nullptr;
+    for (const T& e : items) {
+      if constexpr (std::is_arithmetic_v<T>) {
+        Printer bare(s_, 0, true);
+        item(bare, e, prev);
+      } else {
+        s_.BeginItem();
+        Printer fields(s_, std::strlen(prefix));
+        item(fields, e, prev);
+        s_.EndItem();
+      }
+      prev = &e;
+    }
+    s_.EndList();
+  }
+
+ private:
+  const char* Key(const char* name) const { return scalars_ ? nullptr : name + strip_; }
+
+  FieldSink& s_;
+  size_t strip_;
+  bool scalars_;
+};
+
+}  // namespace
+
+void VisitFields(const format::Record& r, FieldSink& s) {
+  format::VisitRecord(r, [&s](auto kind, const auto& record) {
+    Printer p(s);
+    format::Layout<kind()>::Fields(record, p);
+  });
 }
 
 }  // namespace libdump::readdump

@@ -5,7 +5,9 @@
 // arrive, so no length field can size an allocation. Object payloads are never
 // buffered whole: after Next() returns an object, ReadPayload() streams it in
 // chunks, and a payload nobody reads is skipped. zstd and gzip input is
-// detected from its magic bytes and decompressed through Boost.iostreams.
+// detected once, from its magic bytes, and decompressed through
+// Boost.iostreams (format/input.h); the record decoder (format/reader.cc)
+// reads each kind's fields as record_layout.h lists them.
 // ReaderOptions::map_file reads an uncompressed file in place instead.
 #pragma once
 
@@ -65,6 +67,10 @@ class Reader {
   explicit Reader(int fd, ReaderOptions options = {});
   // Reads from a stream (tests, pipes).
   explicit Reader(std::istream& in, ReaderOptions options = {});
+  // Opens a dump file into a reader that owns (and closes) its fd. Throws
+  // std::system_error "cannot open PATH" (code(): errno) when the file cannot
+  // be opened, FormatError when its header is bad.
+  static std::unique_ptr<Reader> Open(const std::string& path, ReaderOptions options = {});
   ~Reader();
   Reader(const Reader&) = delete;
   Reader& operator=(const Reader&) = delete;
@@ -98,6 +104,7 @@ class Reader {
 
  private:
   class Impl;
+  explicit Reader(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -17,30 +17,44 @@ namespace libdump::format {
 
 inline constexpr std::string_view kHeader = "go1.3 heap dump\n";
 
-// Wire kinds of the go1.3 format. 1..12 come from the seed; 13.. are libdump
-// extensions (docs/FORMAT.md) that a seed-only dump never contains.
+// Every record kind of the go1.3 format, once: X(Name, wire number, Record
+// member, readdump's name). 1..12 come from the seed; 13.. are libdump
+// extensions (docs/FORMAT.md) that a seed-only dump never contains. The kind
+// enum, Record's members and KindName() are generated from this list, and
+// record_layout.h gives each kind's fields; a new kind is a line here, its
+// struct below and its layout there.
+#define LIBDUMP_FORMAT_RECORD_KINDS(X)              \
+  X(Object, 1, object, "object")                    \
+  X(Eof, 3, eof, "eof")                             \
+  X(StackRoot, 4, stack_root, "stackroot")          \
+  X(DataRoot, 5, data_root, "dataroot")             \
+  X(OtherRoot, 6, other_root, "otherroot")          \
+  X(Type, 7, type, "type")                          \
+  X(Goroutine, 8, goroutine, "goroutine")           \
+  X(Frame, 9, frame, "frame")                       \
+  X(Params, 10, params, "params")                   \
+  X(Finalizer, 11, finalizer, "finalizer")          \
+  X(Itab, 12, itab, "itab")                         \
+  X(TypeFields, 13, type_fields, "typefields")      \
+  X(TypeInfo, 14, type_info, "typeinfo")            \
+  X(ThreadInfo, 15, thread_info, "threadinfo")      \
+  X(MemStats, 16, mem_stats, "memstats")            \
+  X(Module, 17, module, "module")                   \
+  X(AllocStack, 18, alloc_stack, "allocstack")
+
 enum class Kind : uint64_t {
-  kObject = 1,
-  kEof = 3,
-  kStackRoot = 4,
-  kDataRoot = 5,
-  kOtherRoot = 6,
-  kType = 7,
-  kGoroutine = 8,
-  kFrame = 9,
-  kParams = 10,
-  kFinalizer = 11,
-  kItab = 12,
-  // Extensions.
-  kTypeFields = 13,
-  kTypeInfo = 14,
-  kThreadInfo = 15,
-  kMemStats = 16,
-  kModule = 17,
-  kAllocStack = 18,
+#define LIBDUMP_FORMAT_KIND_ENUM(name, number, member, text) k##name = number,
+  LIBDUMP_FORMAT_RECORD_KINDS(LIBDUMP_FORMAT_KIND_ENUM)
+#undef LIBDUMP_FORMAT_KIND_ENUM
 };
 inline constexpr uint64_t kFirstExtensionKind = 13;
-inline constexpr uint64_t kLastKind = 18;
+inline constexpr uint64_t kLastKind = [] {
+  uint64_t last = 0;
+#define LIBDUMP_FORMAT_KIND_MAX(name, number, member, text) last = number > last ? number : last;
+  LIBDUMP_FORMAT_RECORD_KINDS(LIBDUMP_FORMAT_KIND_MAX)
+#undef LIBDUMP_FORMAT_KIND_MAX
+  return last;
+}();
 
 // Lower-case record name as used by readdump ("object", "stackroot", ...);
 // "unknown" for anything else.
@@ -68,6 +82,10 @@ enum TypeFlags : uint64_t {
   kTypeConservative = 1,  // objects carry no layout: scan every aligned word
   kTypePolymorphic = 2,   // named from a vtable's RTTI; vtable is that vtable
   kTypeArray = 4,         // elem_type/elem_size describe the elements
+};
+
+struct EofRecord {
+  bool operator==(const EofRecord&) const = default;
 };
 
 struct ObjectRecord {
@@ -226,22 +244,10 @@ struct AllocStackRecord {
 struct Record {
   Kind kind = Kind::kEof;
   uint64_t offset = 0;  // byte offset of the record's kind varint in the (decompressed) stream
-  ObjectRecord object;
-  StackRootRecord stack_root;
-  DataRootRecord data_root;
-  OtherRootRecord other_root;
-  TypeRecord type;
-  GoroutineRecord goroutine;
-  FrameRecord frame;
-  ParamsRecord params;
-  FinalizerRecord finalizer;
-  ItabRecord itab;
-  TypeFieldsRecord type_fields;
-  TypeInfoRecord type_info;
-  ThreadInfoRecord thread_info;
-  MemStatsRecord mem_stats;
-  ModuleRecord module;
-  AllocStackRecord alloc_stack;
+  // ObjectRecord object; EofRecord eof; StackRootRecord stack_root; ...
+#define LIBDUMP_FORMAT_RECORD_MEMBER(name, number, member, text) name##Record member;
+  LIBDUMP_FORMAT_RECORD_KINDS(LIBDUMP_FORMAT_RECORD_MEMBER)
+#undef LIBDUMP_FORMAT_RECORD_MEMBER
 };
 
 }  // namespace libdump::format

@@ -68,6 +68,12 @@ class Writer {
   bool seed_only() const { return options_.seed_only; }
 
  private:
+  struct Encoder;  // writes a record's fields as record_layout.h lists them
+  // The kind varint and the fields of a K record (dropped when seed-only and K
+  // is an extension).
+  template <Kind K, class R>
+  void Put(const R& r);
+
   size_t MappingSize() const;
   void Reserve(size_t n) { if (end_ - pos_ < static_cast<ptrdiff_t>(n)) Drain(); }
   void Drain();
