@@ -79,7 +79,11 @@ void ForkParent() {
   g_page_heap.mutex().unlock();
   CentralForkParent();
   HeapsForkParent();
-  --t_allocator_depth;
+  // A stop that arrived during the fork waited for this section's end, as
+  // it would for any other section's: the dump goes on at once.
+  if (--t_allocator_depth == 0) {
+    if (auto hook = g_section_exit_hook.load(std::memory_order_acquire)) hook();
+  }
 }
 // Other threads' heaps stay attached to threads that do not exist in the
 // child: their partly used spans are kept, never corrupted.
