@@ -13,6 +13,7 @@
 #include "heap_walk.h"
 #include "lock.h"
 #include "page_heap.h"
+#include "remote_batch.h"
 #include "stacked_slots.h"
 #include "libdump/profiler.h"
 
@@ -92,6 +93,7 @@ void ForkChild() {
   g_page_heap.mutex().ResetAfterFork();
   CentralForkChild();
   HeapsForkChild();
+  RemoteBatchesForkChild();
   --t_allocator_depth;
 }
 
