@@ -22,3 +22,10 @@ if(TARGET libdump_runtime AND TARGET libdump_prof_preload AND TARGET readdump)
     set_tests_properties(heapdump_fork_stress_${mode} PROPERTIES LABELS "integration;no_asan" TIMEOUT 300)
   endforeach()
 endif()
+
+# Outputs in a shared directory: planted links and partial files refused,
+# mode 0600, and a burst of 200 dump signals with nothing replaced.
+if(TARGET libdump_runtime AND TARGET libdump_prof_preload AND TARGET readdump)
+  add_test(NAME heapdump_output_safety COMMAND ${CMAKE_CURRENT_LIST_DIR}/output_safety.sh ${PROJECT_BINARY_DIR})
+  set_tests_properties(heapdump_output_safety PROPERTIES LABELS "integration;no_asan" TIMEOUT 300)
+endif()
