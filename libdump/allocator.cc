@@ -13,6 +13,7 @@
 #include "heap_walk.h"
 #include "lock.h"
 #include "page_heap.h"
+#include "remote_batch.h"
 #include "stacked_slots.h"
 #include "libdump/profiler.h"
 
@@ -79,7 +80,11 @@ void ForkParent() {
   g_page_heap.mutex().unlock();
   CentralForkParent();
   HeapsForkParent();
-  --t_allocator_depth;
+  // A stop that arrived during the fork waited for this section's end, as
+  // it would for any other section's: the dump goes on at once.
+  if (--t_allocator_depth == 0) {
+    if (auto hook = g_section_exit_hook.load(std::memory_order_acquire)) hook();
+  }
 }
 // Other threads' heaps stay attached to threads that do not exist in the
 // child: their partly used spans are kept, never corrupted.
@@ -88,6 +93,7 @@ void ForkChild() {
   g_page_heap.mutex().ResetAfterFork();
   CentralForkChild();
   HeapsForkChild();
+  RemoteBatchesForkChild();
   --t_allocator_depth;
 }
 

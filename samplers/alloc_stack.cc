@@ -4,6 +4,7 @@
 
 #include <atomic>
 
+#include "loader_gate.h"
 #include "stack_walk.h"
 
 extern "C" void* __libc_stack_end;  // glibc: the initial thread's stack top
@@ -142,7 +143,12 @@ __attribute__((noinline)) size_t CaptureAllocationStack(uintptr_t* out, size_t m
   }
   // libunwind's first entry is the return address into this function.
   uintptr_t u[kMaxFrames + 1];
-  const int got = unw_backtrace(reinterpret_cast<void**>(u), static_cast<int>(kMaxFrames + 1));
+  int got;
+  {
+    // A fork waits for it: libunwind's and the loader's locks stay free.
+    capture::LoaderSection section;
+    got = unw_backtrace(reinterpret_cast<void**>(u), static_cast<int>(kMaxFrames + 1));
+  }
   const size_t un = got > 1 ? static_cast<size_t>(got) - 1 : 0;
   if (hi != 0 && n > 0) {
     uint8_t verdict = un >= n && un - n <= kStartFrames ? kTrusted : kUnwind;
@@ -166,7 +172,9 @@ __attribute__((noinline)) size_t CaptureAllocationStack(uintptr_t* out, size_t m
 }
 
 void WarmStackCapture() {
+  capture::InstallLoaderGate();
   void* pcs[kMaxFrames];
+  capture::LoaderSection section;
   unw_backtrace(pcs, static_cast<int>(kMaxFrames));
 }
 

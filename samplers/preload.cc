@@ -60,14 +60,14 @@ void Report(const char* what, const std::string& path, int err) {
 
 // Creates the file, or says at start why it will not be.
 bool Creatable(const char* what, const std::string& path) {
-  const PartialFile probe(path, 0644);
+  const PartialFile probe(path, 0600);
   if (probe.fd() < 0) Report(what, probe.partial_path(), probe.error());
   return probe.fd() >= 0;
 }
 
 template <typename WriteFn>
 void WriteAtExit(const char* what, const std::string& path, WriteFn write) {
-  PartialFile f(path, 0644);
+  PartialFile f(path, 0600);
   if (f.fd() < 0) return Report(what, f.partial_path(), f.error());
   errno = 0;
   const bool written = write(f.fd());

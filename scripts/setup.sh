@@ -11,6 +11,8 @@ packages=(
   libboost-program-options-dev libboost-iostreams-dev libboost-dev
   libunwind-dev libdw-dev libzstd-dev zlib1g-dev zstd gzip
   libgtest-dev libgmock-dev libbenchmark-dev
+  # the libFuzzer targets (scripts/fuzz.sh): clang and its fuzzer runtime
+  clang-14 libclang-rt-14-dev
   # interop judges: VisualVM's heap library, go tool pprof, a JDK for the harnesses
   visualvm golang-go default-jdk-headless
   # peers for the benchmarks and real programs for the preload tests

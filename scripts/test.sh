@@ -22,4 +22,6 @@ if [ ! -f build-tsan/CMakeCache.txt ]; then
 fi
 cmake --build build-tsan -j "$jobs" --target tsan_tests
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -j "$jobs" --timeout 900 -L tsan
+echo "== fuzz smoke (libFuzzer, every library instrumented, 20 s per target)"
+scripts/fuzz.sh 20
 echo "== all tests passed"

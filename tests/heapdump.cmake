@@ -8,3 +8,24 @@ if(TARGET libdump_runtime AND TARGET readdump)
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/heapdump_oom.sh ${PROJECT_BINARY_DIR})
   set_tests_properties(heapdump_on_oom_python3 PROPERTIES LABELS "no_asan" TIMEOUT 120)
 endif()
+
+# Forks while dumps are requested, in the parent and in the children, with
+# and without the profilers (issue 30: a forked child parked forever).
+# Bounded: 6 s of forking each. scripts/fork_dump_stress.sh runs it longer.
+if(TARGET libdump_runtime AND TARGET libdump_prof_preload AND TARGET readdump)
+  add_executable(fork_dump_program ${CMAKE_CURRENT_LIST_DIR}/fork_dump_program.cc)
+  target_link_libraries(fork_dump_program PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+  foreach(mode plain profilers)
+    add_test(NAME heapdump_fork_stress_${mode}
+      COMMAND ${CMAKE_CURRENT_LIST_DIR}/fork_dump_stress.sh ${PROJECT_BINARY_DIR}
+              $<TARGET_FILE:fork_dump_program> 6 ${mode})
+    set_tests_properties(heapdump_fork_stress_${mode} PROPERTIES LABELS "integration;no_asan" TIMEOUT 300)
+  endforeach()
+endif()
+
+# Outputs in a shared directory: planted links and partial files refused,
+# mode 0600, and a burst of 200 dump signals with nothing replaced.
+if(TARGET libdump_runtime AND TARGET libdump_prof_preload AND TARGET readdump)
+  add_test(NAME heapdump_output_safety COMMAND ${CMAKE_CURRENT_LIST_DIR}/output_safety.sh ${PROJECT_BINARY_DIR})
+  set_tests_properties(heapdump_output_safety PROPERTIES LABELS "integration;no_asan" TIMEOUT 300)
+endif()

@@ -29,7 +29,7 @@ int WriteHeapDump(int fd, const HeapDumpOptions& options = {});
 // Arms a heap dump for the first allocation that fails (the allocator cannot
 // get memory from the system), like HotSpot's HeapDumpOnOutOfMemoryError:
 // written once per process, to path_pattern ("%p" pid, "%t" time; null means
-// heap.%p.%t.dump), mode 0600, by the failing thread before malloc returns
+// heap.%p.%t.%n.dump), mode 0600, by the failing thread before malloc returns
 // null or new throws. Unmodified programs: LIBDUMP_HEAPDUMP_ON_OOM=1 with
 // LIBDUMP_HEAPDUMP_PATH. Returns false if the pattern is longer than 4095.
 // Arm it at start-up: not while another thread may be failing an allocation.

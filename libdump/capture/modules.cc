@@ -7,6 +7,8 @@
 #include <climits>
 #include <cstring>
 
+#include "loader_gate.h"
+
 namespace libdump::capture {
 
 namespace {
@@ -40,19 +42,63 @@ std::string BuildIdFromNotes(const uint8_t* p, size_t size) {
   return {};
 }
 
-int Collect(struct dl_phdr_info* info, size_t, void* arg) {
-  auto* out = static_cast<std::vector<Module>*>(arg);
+// What the loader says of one module, copied without allocating: the
+// listing runs under the loader's lock and inside a LoaderSection.
+struct RawModule {
+  uint64_t base;
+  char name[PATH_MAX];
+  ElfW(Phdr) phdrs[32];
+  int phnum;
+  uint8_t notes[4][256];  // the first PT_NOTE segments' bytes, for the build id
+  size_t notes_size[4];
+  int nnotes;
+};
+
+struct Listing {
+  RawModule* raw;
+  size_t capacity;
+  size_t count;  // may exceed capacity: then the listing is retried larger
+};
+
+int Count(struct dl_phdr_info*, size_t, void* arg) {
+  ++*static_cast<size_t*>(arg);
+  return 0;
+}
+
+int Copy(struct dl_phdr_info* info, size_t, void* arg) {
+  auto* l = static_cast<Listing*>(arg);
+  if (l->count++ >= l->capacity) return 0;
+  RawModule& r = l->raw[l->count - 1];
+  r.base = info->dlpi_addr;
+  const char* name = info->dlpi_name ? info->dlpi_name : "";
+  std::strncpy(r.name, name, sizeof r.name - 1);
+  r.name[sizeof r.name - 1] = '\0';
+  r.phnum = 0;
+  r.nnotes = 0;
+  for (int i = 0; i < info->dlpi_phnum && r.phnum < 32; ++i) {
+    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+    r.phdrs[r.phnum++] = ph;
+    if (ph.p_type == PT_NOTE && r.nnotes < 4) {
+      const size_t n = ph.p_memsz < sizeof r.notes[0] ? ph.p_memsz : sizeof r.notes[0];
+      std::memcpy(r.notes[r.nnotes], reinterpret_cast<const void*>(info->dlpi_addr + ph.p_vaddr), n);
+      r.notes_size[r.nnotes++] = n;
+    }
+  }
+  return 0;
+}
+
+Module FromRaw(const RawModule& r, bool first) {
   Module m;
-  m.base = info->dlpi_addr;
-  m.path = info->dlpi_name ? info->dlpi_name : "";
-  if (m.path.empty() && out->empty()) {
+  m.base = r.base;
+  m.path = r.name;
+  if (m.path.empty() && first) {
     // The first entry is the main program, which the loader leaves unnamed.
     char exe[PATH_MAX];
     const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n > 0) m.path.assign(exe, static_cast<size_t>(n));
   }
-  for (int i = 0; i < info->dlpi_phnum; ++i) {
-    const ElfW(Phdr)& ph = info->dlpi_phdr[i];
+  for (int i = 0; i < r.phnum; ++i) {
+    const ElfW(Phdr)& ph = r.phdrs[i];
     const uint64_t start = m.base + ph.p_vaddr;
     switch (ph.p_type) {
       case PT_LOAD:
@@ -67,22 +113,36 @@ int Collect(struct dl_phdr_info* info, size_t, void* arg) {
         m.relro_start = start;
         m.relro_end = start + ph.p_memsz;
         break;
-      case PT_NOTE:
-        if (m.build_id.empty()) {
-          m.build_id = BuildIdFromNotes(reinterpret_cast<const uint8_t*>(start), ph.p_memsz);
-        }
-        break;
     }
   }
-  if (!m.segments.empty()) out->push_back(std::move(m));
-  return 0;
+  for (int i = 0; i < r.nnotes && m.build_id.empty(); ++i) m.build_id = BuildIdFromNotes(r.notes[i], r.notes_size[i]);
+  return m;
 }
 
 }  // namespace
 
 std::vector<Module> LoadedModules() {
+  InstallLoaderGate();
+  size_t n = 0;
+  {
+    LoaderSection section;
+    dl_iterate_phdr(Count, &n);
+  }
+  std::vector<RawModule> raw;
+  Listing l{nullptr, 0, 0};
+  // Modules loaded between the count and the copy: a larger retry.
+  for (size_t room = n + 16;; room *= 2) {
+    raw.resize(room);
+    l = {raw.data(), room, 0};
+    LoaderSection section;
+    dl_iterate_phdr(Copy, &l);
+    if (l.count <= room) break;
+  }
   std::vector<Module> modules;
-  dl_iterate_phdr(Collect, &modules);
+  for (size_t i = 0; i < l.count; ++i) {
+    Module m = FromRaw(raw[i], i == 0);
+    if (!m.segments.empty()) modules.push_back(std::move(m));
+  }
   return modules;
 }
 

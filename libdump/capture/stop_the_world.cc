@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <linux/futex.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -18,10 +19,12 @@ namespace libdump::capture {
 namespace {
 
 // One stop at a time; `g_generation` changes on every Resume and is what
-// stopped threads wait on.
-std::mutex g_stop_mutex;
+// stopped threads wait on. A pthread mutex, not std::mutex, so that a forked
+// child can make it free again (ForkChild).
+pthread_mutex_t g_stop_mutex = PTHREAD_MUTEX_INITIALIZER;
 std::atomic<uint32_t> g_generation{0};
 std::atomic<uint32_t> g_stop_generation{0};  // g_generation when the current stop began
+std::atomic<pid_t> g_stop_pid{0};            // the process whose dumper asked for the stop
 std::atomic<uint32_t> g_answers{0};     // handlers that stopped or deferred since Stop began
 std::atomic<int> g_in_handler{0};       // threads still inside the handler
 std::atomic<ThreadSlot*> g_slots{nullptr};
@@ -29,7 +32,11 @@ std::atomic<size_t> g_nslots{0};
 std::atomic<StopGate*> g_gate{nullptr};
 StopGate g_gate_storage;
 
-thread_local int t_pending_slot = -1;  // a stop that arrived inside a critical section
+// A stop that arrived inside a critical section: its slot, and which stop it
+// was. A stale one (the stop timed out and ended, or the thread forked and
+// this is the child, where no dumper exists) must never park.
+thread_local int t_pending_slot = -1;
+thread_local uint32_t t_pending_generation = 0;
 
 long Futex(std::atomic<uint32_t>* addr, int op, uint32_t val, const timespec* ts) {
   return syscall(SYS_futex, reinterpret_cast<uint32_t*>(addr), op, val, ts, nullptr, 0);
@@ -65,7 +72,9 @@ void Handler(int, siginfo_t* si, void* ctx) {
     g_in_handler.fetch_add(1, std::memory_order_acq_rel);
     StopGate* gate = g_gate.load(std::memory_order_acquire);
     if (gate != nullptr && gate->inside != nullptr && gate->inside()) {
-      t_pending_slot = static_cast<int>(index);  // StopIfRequested() parks on the way out
+      // StopIfRequested() parks on the way out.
+      t_pending_generation = g_stop_generation.load(std::memory_order_acquire);
+      t_pending_slot = static_cast<int>(index);
     } else {
       Park(slots[index], static_cast<const ucontext_t*>(ctx));
     }
@@ -84,6 +93,8 @@ bool InstallHandler() {
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigfillset(&sa.sa_mask);  // nothing else runs on a stopped thread
     ok = sigaction(StopSignal(), &sa, nullptr) == 0;
+    // Child-only and allocation-free: its place among other handlers does not matter.
+    if (ok) pthread_atfork(nullptr, nullptr, ForkChild);
   });
   return ok;
 }
@@ -116,6 +127,15 @@ void StopIfRequested() {
   t_pending_slot = -1;
   ThreadSlot* slots = g_slots.load(std::memory_order_acquire);
   if (slots == nullptr) return;
+  // The stop that was requested must be the one still running, in this
+  // process: a child forked with a request pending has no dumper to resume
+  // it, and a request left from a stop that gave up on this thread names a
+  // slot that is now another thread's. getpid is a system call, but only a
+  // deferred stop comes this far.
+  if (t_pending_generation != g_stop_generation.load(std::memory_order_acquire) ||
+      g_stop_pid.load(std::memory_order_acquire) != getpid()) {
+    return;
+  }
   // Block signals as the handler would have, then park with the context of
   // this call site: its registers are as good as the interrupted ones, the
   // critical section having released everything.
@@ -207,7 +227,8 @@ void WorldStop::WaitForAnswers(int timeout_ms) {
 
 bool WorldStop::Stop(int timeout_ms) {
   if (!InstallHandler()) return false;
-  g_stop_mutex.lock();
+  pthread_mutex_lock(&g_stop_mutex);
+  g_stop_pid.store(getpid(), std::memory_order_release);
   count_ = 0;
   overflow_ = false;
   g_answers.store(0, std::memory_order_release);
@@ -238,7 +259,21 @@ void WorldStop::Resume() {
   g_generation.fetch_add(1, std::memory_order_acq_rel);
   Futex(&g_generation, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr);
   while (g_in_handler.load(std::memory_order_acquire) != 0) sched_yield();
-  g_stop_mutex.unlock();
+  pthread_mutex_unlock(&g_stop_mutex);
+}
+
+void ForkChild() {
+  // The child has one thread, the one that forked, and no dumper: no stop
+  // is running here, whatever the parent was doing. A stop held by the
+  // parent's dumper (fork during a dump) is released, so the child can dump.
+  t_pending_slot = -1;
+  g_slots.store(nullptr, std::memory_order_release);
+  g_nslots.store(0, std::memory_order_release);
+  g_in_handler.store(0, std::memory_order_release);
+  g_stop_pid.store(0, std::memory_order_release);
+  g_generation.fetch_add(1, std::memory_order_acq_rel);
+  static const pthread_mutex_t kFree = PTHREAD_MUTEX_INITIALIZER;
+  g_stop_mutex = kFree;
 }
 
 }  // namespace libdump::capture

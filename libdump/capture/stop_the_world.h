@@ -72,6 +72,11 @@ class WorldStop {
   bool overflow_ = false;
 };
 
+// For a forked child (registered with pthread_atfork by the first Stop, and
+// callable again): forgets every stop the parent had running or pending, so
+// no thread of the child ever waits for a dumper that stayed in the parent.
+void ForkChild();
+
 // The signal used to stop threads: SIGRTMIN+4 unless LIBDUMP_STOP_SIGNAL names
 // another number.
 int StopSignal();

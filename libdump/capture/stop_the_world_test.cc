@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -165,6 +167,87 @@ TEST(StopTheWorld, GateDefersTheStopUntilTheCriticalSectionEnds) {
   t.join();
   EXPECT_TRUE(left.load());
   SetStopGate({});
+}
+
+// A thread that forks with a stop pending (it arrived inside a critical
+// section, as one does inside the allocator's fork handlers) leaves the
+// section in the child too; there no dumper exists, and the child must go on
+// instead of parking forever with every signal blocked.
+TEST(StopTheWorld, AChildForkedWithAStopPendingNeverParks) {
+  SetStopGate({[] { return t_inside; }});
+  std::atomic<bool> entered{false};
+  int child_status = -1;
+  bool child_hung = false;
+  std::thread t([&] {
+    t_inside = true;
+    entered = true;
+    // Long enough for the stop's signal to arrive and be deferred.
+    const auto end = std::chrono::steady_clock::now() + 100ms;
+    while (std::chrono::steady_clock::now() < end) asm volatile("" ::: "memory");
+    const pid_t child = fork();
+    if (child == 0) {
+      t_inside = false;
+      StopIfRequested();
+      sigset_t mask;
+      pthread_sigmask(SIG_SETMASK, nullptr, &mask);
+      _exit(sigismember(&mask, SIGTERM) ? 3 : 0);  // the mask is the thread's own again
+    }
+    const auto deadline = std::chrono::steady_clock::now() + 5s;
+    while (waitpid(child, &child_status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline) {
+        child_hung = true;
+        kill(child, SIGKILL);
+        waitpid(child, &child_status, 0);
+        break;
+      }
+      std::this_thread::sleep_for(1ms);
+    }
+    t_inside = false;
+    StopIfRequested();  // the parent parks: its dumper is here
+  });
+  while (!entered) std::this_thread::yield();
+  std::vector<ThreadSlot> slots(64);
+  WorldStop w(slots.data(), slots.size());
+  ASSERT_TRUE(w.Stop(10000));
+  EXPECT_EQ(CountState(w, StopState::kUnresponsive), 0u);
+  w.Resume();
+  t.join();
+  EXPECT_FALSE(child_hung) << "the child parked for a dumper that is not in it";
+  EXPECT_TRUE(WIFEXITED(child_status) && WEXITSTATUS(child_status) == 0) << child_status;
+  SetStopGate({});
+}
+
+// A child forked while a stop is running (its dumper stays in the parent)
+// can stop its own world: the stop is not still held.
+TEST(StopTheWorld, AChildForkedDuringAStopCanStopItsOwnWorld) {
+  std::vector<ThreadSlot> slots(64);
+  WorldStop w(slots.data(), slots.size());
+  ASSERT_TRUE(w.Stop());
+  // The dumper forks here only to be the thread that holds the stop; the
+  // child of any thread inherits the same state.
+  const pid_t child = fork();
+  if (child == 0) {
+    std::vector<ThreadSlot> own(8);
+    WorldStop mine(own.data(), own.size());
+    std::thread helper([] { usleep(20000); });
+    const bool ok = mine.Stop(2000) && mine.count() == 1 &&
+                    own[0].state.load() == static_cast<int>(StopState::kStopped);
+    mine.Resume();
+    helper.join();
+    _exit(ok ? 0 : 1);
+  }
+  w.Resume();
+  int status = -1;
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (waitpid(child, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(child, SIGKILL);
+      waitpid(child, &status, 0);
+      FAIL() << "the child waited for the parent's stop";
+    }
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
 }
 
 }  // namespace

@@ -1,23 +1,35 @@
 // Heap dumps of unmodified programs: with LD_PRELOAD=libdump.so and
 // LIBDUMP_HEAPDUMP_SIGNAL=USR2 (a name or a number), `kill -USR2 PID` writes a
-// dump to LIBDUMP_HEAPDUMP_PATH (default heap.%p.%t.dump; %p is the pid, %t
-// the time in seconds), created with mode 0600.
+// dump to LIBDUMP_HEAPDUMP_PATH (default heap.%p.%t.%n.dump; %p is the pid, %t
+// the time in seconds, %n the dump's sequence number), created with mode 0600.
 //
 // A signal handler cannot dump (the dump prepares with malloc), so the handler
 // only writes a byte to a pipe; a thread started at load time waits on it and
 // does the work. LIBDUMP_HEAPDUMP_ZSTD=1 compresses.
+//
+// Requests that arrive while a dump is being written are coalesced into one
+// dump, started when the current one ends and reported with their count: a
+// dump shows the heap as it is when it starts, so a second one queued behind
+// it would show the same later state. No request is lost without a dump
+// that starts after it, and no dump replaces another's file.
+//
+// A forked child gets its own pipe and dumper (ForkChild,
+// RestartDumperAfterFork): a signal sent to the child dumps the child.
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include "dump_on_signal.h"
 #include "dump_to_path.h"
 #include "libdump/heap_dump.h"
 
@@ -25,6 +37,8 @@ namespace libdump {
 namespace {
 
 int g_pipe[2] = {-1, -1};
+int g_signal = 0;
+bool g_child_needs_dumper = false;  // set by ForkChild, cleared by RestartDumperAfterFork
 
 int ParseSignal(const char* s) {
   if (s == nullptr || *s == '\0') return 0;
@@ -64,12 +78,81 @@ void* DumperThread(void* arg) {
   const char* abbrev = sigabbrev_np(sig);  // null for real-time signals
   const std::string why = "on signal " + (abbrev ? std::string("SIG") + abbrev : std::to_string(sig));
   for (;;) {
-    char byte;
-    const ssize_t n = read(g_pipe[0], &byte, 1);
+    char bytes[256];
+    ssize_t n = read(g_pipe[0], bytes, 1);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return nullptr;
-    heapdump::DumpToPath(pattern, options, why.c_str());
+    // Every request that came during the last dump is served by this one.
+    long requests = 1;
+    int queued = 0;
+    while (ioctl(g_pipe[0], FIONREAD, &queued) == 0 && queued > 0) {
+      n = read(g_pipe[0], bytes, std::min<size_t>(sizeof bytes, static_cast<size_t>(queued)));
+      if (n <= 0) break;
+      requests += n;
+    }
+    if (requests == 1) {
+      heapdump::DumpToPath(pattern, options, why.c_str());
+    } else {
+      const std::string coalesced = why + " (" + std::to_string(requests) + " requests coalesced)";
+      heapdump::DumpToPath(pattern, options, coalesced.c_str());
+    }
   }
+}
+
+bool StartDumper(int sig) {
+  pthread_t t;
+  // The thread must not take the signal itself or inherit a blocked mask.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  const int rc = pthread_create(&t, nullptr, DumperThread, reinterpret_cast<void*>(static_cast<intptr_t>(sig)));
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (rc != 0) return false;
+  pthread_detach(t);
+  return true;
+}
+
+// A forked child has no dumper thread, and its pipe is the parent's: a
+// signal sent to the child would make the parent dump. The child gets a
+// pipe of its own at the same descriptor numbers (so the handler never writes
+// to a closed one) and, once fork() returns (RestartDumperAfterFork), a
+// dumper. The forking thread blocks the signal from before the fork until
+// the pipe is the child's, so one sent to the new pid at once waits for it.
+// Async-signal-safe: sigprocmask, pipe2, dup3, fcntl and close only.
+thread_local sigset_t t_mask_before_fork;
+
+void ForkPrepare() {
+  sigset_t trigger;
+  sigemptyset(&trigger);
+  sigaddset(&trigger, g_signal);
+  pthread_sigmask(SIG_BLOCK, &trigger, &t_mask_before_fork);
+}
+
+void ForkParent() { pthread_sigmask(SIG_SETMASK, &t_mask_before_fork, nullptr); }
+
+void SwapPipe() {
+  int fresh[2];
+  if (pipe2(fresh, O_CLOEXEC | O_NONBLOCK) != 0) {
+    // No pipe, no dumps in this child: signals are dropped, never the parent's.
+    const int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null >= 0) {
+      dup3(null, g_pipe[1], O_CLOEXEC);
+      close(null);
+    }
+    return;
+  }
+  dup3(fresh[0], g_pipe[0], O_CLOEXEC);
+  dup3(fresh[1], g_pipe[1], O_CLOEXEC);
+  close(fresh[0]);
+  close(fresh[1]);
+  // The reader blocks: only the writer (the handler) must not.
+  fcntl(g_pipe[0], F_SETFL, 0);
+  g_child_needs_dumper = true;
+}
+
+void ForkChild() {
+  SwapPipe();
+  pthread_sigmask(SIG_SETMASK, &t_mask_before_fork, nullptr);
 }
 
 __attribute__((constructor)) void InstallDumpSignal() {
@@ -82,15 +165,9 @@ __attribute__((constructor)) void InstallDumpSignal() {
   }
   if (pipe2(g_pipe, O_CLOEXEC) != 0) return;
   fcntl(g_pipe[1], F_SETFL, O_NONBLOCK);
-  pthread_t t;
-  // The thread must not take the signal itself or inherit a blocked mask.
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  const int rc = pthread_create(&t, nullptr, DumperThread, reinterpret_cast<void*>(static_cast<intptr_t>(sig)));
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (rc != 0) return;
-  pthread_detach(t);
+  if (!StartDumper(sig)) return;
+  g_signal = sig;
+  pthread_atfork(ForkPrepare, ForkParent, ForkChild);
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);
   sa.sa_handler = OnSignal;
@@ -100,4 +177,14 @@ __attribute__((constructor)) void InstallDumpSignal() {
 }
 
 }  // namespace
+
+namespace heapdump {
+
+void RestartDumperAfterFork() {
+  if (!g_child_needs_dumper) return;
+  g_child_needs_dumper = false;
+  StartDumper(g_signal);
+}
+
+}  // namespace heapdump
 }  // namespace libdump

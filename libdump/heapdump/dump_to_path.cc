@@ -1,5 +1,6 @@
 #include "dump_to_path.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstring>
 
@@ -7,12 +8,17 @@
 
 namespace libdump::heapdump {
 
-std::string ExpandDumpPath(const char* pattern) {
-  return output::ExpandPath(pattern == nullptr || *pattern == '\0' ? kDefaultDumpPath : pattern);
+namespace {
+std::atomic<uint64_t> g_sequence{0};
+}  // namespace
+
+std::string ExpandDumpPath(const char* pattern, uint64_t sequence) {
+  return output::ExpandPath(pattern == nullptr || *pattern == '\0' ? kDefaultDumpPath : pattern, nullptr, sequence);
 }
 
 int DumpToPath(const char* pattern, const HeapDumpOptions& options, const char* why) {
-  output::PartialFile file(ExpandDumpPath(pattern), 0600);
+  const uint64_t sequence = g_sequence.fetch_add(1, std::memory_order_relaxed) + 1;
+  output::PartialFile file(ExpandDumpPath(pattern, sequence), 0600, output::PartialFile::Existing::kKeep);
   if (file.fd() < 0) {
     std::fprintf(stderr, "libdump: cannot create heap dump %s %s: %s\n", file.partial_path().c_str(), why,
                  std::strerror(file.error()));

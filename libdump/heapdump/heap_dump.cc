@@ -38,6 +38,8 @@ class RuntimeHeap final : public heapdump::HeapSource {
  public:
   // Records are built here, before the stop: writing them then allocates nothing.
   void Prepare() override {
+    // A child forked during its parent's dump starts with that dump's state.
+    Finish();
     types_.clear();
     fields_.clear();
     for (uint32_t id = 1; id <= TypeCount(); ++id) {

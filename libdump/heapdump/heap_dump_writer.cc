@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -506,14 +507,33 @@ DumpResult Dump::Run(int fd) {
   return result_;
 }
 
-std::mutex g_dump_mutex;  // one dump at a time
+// One dump at a time. A pthread mutex, so that a child forked during a dump
+// (which stays the parent's: its threads are not in the child) can free it.
+pthread_mutex_t g_dump_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void ForkChild() {
+  static const pthread_mutex_t kFree = PTHREAD_MUTEX_INITIALIZER;
+  g_dump_mutex = kFree;
+  RootRegistry::ResetAfterForkIfCreated();
+}
+
+struct DumpLock {
+  DumpLock() {
+    // Child-only and allocation-free: its place among the process's other
+    // fork handlers does not matter.
+    static const int registered = pthread_atfork(nullptr, nullptr, ForkChild);
+    (void)registered;
+    pthread_mutex_lock(&g_dump_mutex);
+  }
+  ~DumpLock() { pthread_mutex_unlock(&g_dump_mutex); }
+};
 
 }  // namespace
 
 __attribute__((noinline)) DumpResult WriteHeapDump(HeapSource& heap, int fd, const DumpOptions& options) {
   // The caller's frames are roots; ours (and the dumper's state) are not.
   const auto scan_from = reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16;
-  std::lock_guard<std::mutex> one_at_a_time(g_dump_mutex);
+  DumpLock one_at_a_time;
   // A reader that went away must cost an EPIPE, not the process.
   sigset_t pipe_only, old;
   sigemptyset(&pipe_only);

@@ -2,15 +2,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <ctime>
 #include <utility>
 
 namespace libdump::output {
 
-std::string ExpandPath(const char* pattern, bool* names_pid) {
+std::string ExpandPath(const char* pattern, bool* names_pid, uint64_t sequence) {
   std::string out;
   if (names_pid != nullptr) *names_pid = false;
   for (const char* p = pattern; *p; ++p) {
@@ -24,13 +24,18 @@ std::string ExpandPath(const char* pattern, bool* names_pid) {
       if (names_pid != nullptr) *names_pid = true;
     }
     else if (*p == 't') out += std::to_string(static_cast<long long>(std::time(nullptr)));
+    else if (*p == 'n') out += std::to_string(sequence);
     else out += *p;
   }
   return out;
 }
 
-PartialFile::PartialFile(std::string path, int mode) : path_(std::move(path)) {
-  fd_ = open(partial_path().c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+PartialFile::PartialFile(std::string path, int mode, Existing existing)
+    : path_(std::move(path)), partial_(path_ + ".partial"), existing_(existing) {
+  // O_EXCL: never an existing file (whose owner and mode would stay, and
+  // which may be another's); O_NOFOLLOW: a link there is refused, not
+  // followed (O_EXCL alone already fails on one, this says so twice).
+  fd_ = open(partial_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
   if (fd_ < 0) error_ = errno;
 }
 
@@ -38,22 +43,46 @@ PartialFile::~PartialFile() {
   if (!committed_) Abandon();
 }
 
+// Without replacing: renameat2(RENAME_NOREPLACE), or link + unlink where the
+// file system does not have it; both fail with EEXIST instead of replacing.
+int PartialFile::CommitKeeping() {
+  const std::string base = path_;
+  for (int k = 0; k < 1000; ++k) {
+    const std::string name = k == 0 ? base : base + "." + std::to_string(k);
+    int err = renameat2(AT_FDCWD, partial_.c_str(), AT_FDCWD, name.c_str(), RENAME_NOREPLACE) == 0 ? 0 : errno;
+    if (err == EINVAL || err == ENOSYS) {
+      err = link(partial_.c_str(), name.c_str()) == 0 ? 0 : errno;
+      if (err == 0) unlink(partial_.c_str());
+    }
+    if (err == 0) {
+      path_ = name;
+      return 0;
+    }
+    if (err != EEXIST) return err;
+  }
+  return EEXIST;
+}
+
 int PartialFile::Commit() {
   if (fd_ < 0) return error_;
   int err = close(fd_) == 0 ? 0 : errno;
   fd_ = -1;
-  if (err == 0 && rename(partial_path().c_str(), path_.c_str()) != 0) err = errno;
-  if (err != 0) unlink(partial_path().c_str());
+  if (err == 0) {
+    if (existing_ == Existing::kKeep) err = CommitKeeping();
+    else if (rename(partial_.c_str(), path_.c_str()) != 0) err = errno;
+  }
+  if (err != 0) unlink(partial_.c_str());
   committed_ = true;
   error_ = err;
   return err;
 }
 
 void PartialFile::Abandon() {
+  // Only a file this object created is removed: fd_ < 0 means it never did.
   if (fd_ < 0) return;
   close(fd_);
   fd_ = -1;
-  unlink(partial_path().c_str());
+  unlink(partial_.c_str());
 }
 
 }  // namespace libdump::output

@@ -12,6 +12,7 @@
 
 #include "dump_catalog.h"
 #include "libdump/format/hprof_classes.h"
+#include "libdump/format/hprof_ids.h"
 #include "libdump/format/hprof_standard_classes.h"
 #include "libdump/format/reader.h"
 #include "object_writer.h"
@@ -68,7 +69,7 @@ class Converter {
     plan_.big = p.big_endian != 0;
     plan_.redact = o_.redact;
     stats_.index_bytes = catalog_.index().memory_bytes();
-    if (catalog_.index().end() > (uint64_t{1} << 62)) {
+    if (catalog_.index().end() > hp::kMaxHprofObjectEnd) {  // the rule readdump --validate applies too
       throw format::FormatError(0, "kind 1 (object)", "object addresses above 2^62 leave no room for hprof ids");
     }
     hp::WriterOptions wo;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "escape.h"
+#include "libdump/format/hprof_ids.h"
 #include "record_fields.h"
 
 namespace libdump::readdump {
@@ -49,6 +50,11 @@ void Validator::Collect(const Record& r) {
   switch (r.kind) {
     case Kind::kObject:
       objects_.Add(r.object.addr, r.object.size, r.offset);
+      // What dumptohprof refuses (overlaps, duplicates included, are found
+      // in FindOverlaps).
+      if (std::string why = format::hprof::HprofIdProblem(r.object.addr, r.object.size); !why.empty()) {
+        pending_.push_back({r.offset, Kind::kObject, "object " + H(r.object.addr) + ": " + why});
+      }
       break;
     case Kind::kParams:
       if (!params_) {

@@ -285,6 +285,30 @@ TEST(Validate, TypesAndObjects) {
   }
 }
 
+// What dumptohprof refuses, validate reports (one rule set,
+// libdump/format/hprof_ids.h): two objects at one address, an object at
+// address 0, an object ending above 2^62, where hprof ids begin.
+TEST(Validate, WhatDumptohprofRefusesIsAProblem) {
+  const std::string d = Dump([](Writer& w) {
+    w.Params({0, 8, 0, 0, ~uint64_t{0}});
+    Obj(w, 0x10000, 0, kObjRegular, Words({0}));                      // 1
+    Obj(w, 0x10000, 0, kObjRegular, Words({0}));                      // 2: same address
+    Obj(w, 0x20000, 0, kObjRegular, "");                              // 3
+    Obj(w, 0x20000, 0, kObjRegular, "");                              // 4: same address, zero sizes
+    Obj(w, 0, 0, kObjRegular, Words({0}));                            // 5: address 0
+    Obj(w, (uint64_t{1} << 62) - 8, 0, kObjRegular, Words({0}));      // 6: ends at 2^62: fine
+    Obj(w, (uint64_t{1} << 62) + 0x1000, 0, kObjRegular, Words({0}));  // 7: above
+  });
+  const auto ps = Validate(d);
+  std::vector<size_t> at;
+  for (const Problem& p : ps) {
+    for (size_t i = 1; i <= 7; ++i) {
+      if (p.offset == RecordAt(d, i)) at.push_back(i);
+    }
+  }
+  EXPECT_EQ(at, (std::vector<size_t>{2, 4, 5, 7})) << Messages(ps);
+}
+
 TEST(Validate, MissingParamsIsReportedAtEof) {
   const std::string d = Dump([](Writer& w) {
     NodeType(w);

@@ -1,0 +1,91 @@
+// DumpToPath in a process whose heap is libdump's: a burst of dumps keeps
+// every one of them, each under its own name.
+#include "dump_to_path.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "libdump/format/reader.h"
+
+namespace libdump::heapdump {
+namespace {
+
+class DumpToPathTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/dump_to_path_test.XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+  }
+  void TearDown() override { std::system(("rm -rf " + dir_).c_str()); }
+
+  // Whether path is a complete dump (ends with its EOF record), mode 0600.
+  static bool CompleteDump(const std::string& path) {
+    struct stat st;
+    if (lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || (st.st_mode & 0777) != 0600) return false;
+    const int fd = open(path.c_str(), O_RDONLY);
+    if (fd < 0) return false;
+    format::Reader reader(fd);
+    format::Record r;
+    bool eof = false;
+    while (reader.Next(r)) eof = r.kind == format::Kind::kEof;
+    close(fd);
+    return eof;
+  }
+
+  std::string dir_;
+};
+
+constexpr int kBurst = 200;
+
+// The pattern names nothing that changes between dumps (one-second %t is
+// the same case): each dump still gets its own file, PATH, PATH.1, ...
+TEST_F(DumpToPathTest, ABurstUnderOneNameKeepsEveryDump) {
+  const std::string pattern = dir_ + "/heap.dump";
+  for (int i = 0; i < kBurst; ++i) ASSERT_EQ(DumpToPath(pattern.c_str(), {}, "in a burst"), 0) << i;
+  EXPECT_TRUE(CompleteDump(pattern));
+  for (int i = 1; i < kBurst; ++i) EXPECT_TRUE(CompleteDump(pattern + "." + std::to_string(i))) << i;
+  EXPECT_FALSE(CompleteDump(pattern + "." + std::to_string(kBurst)));
+}
+
+// %n numbers the process's dumps: 200 dumps, 200 consecutive numbers.
+TEST_F(DumpToPathTest, TheSequenceNumberNamesEachDump) {
+  const std::string pattern = dir_ + "/heap.%p.%n.dump";
+  std::set<std::string> names;
+  for (int i = 0; i < kBurst; ++i) {
+    ASSERT_EQ(DumpToPath(pattern.c_str(), {}, "in a burst"), 0) << i;
+  }
+  int found = 0;
+  for (uint64_t n = 1; n <= 2 * kBurst + 1; ++n) {
+    const std::string path = ExpandDumpPath(pattern.c_str(), n);
+    if (access(path.c_str(), F_OK) != 0) continue;
+    ++found;
+    EXPECT_TRUE(CompleteDump(path)) << path;
+    EXPECT_EQ(access((path + ".1").c_str(), F_OK), -1) << "no collision expected with %n";
+  }
+  EXPECT_EQ(found, kBurst);
+}
+
+TEST_F(DumpToPathTest, ADumpRefusesALinkAtItsPartialName) {
+  const std::string victim = dir_ + "/victim";
+  std::ofstream(victim) << "precious";
+  const std::string path = dir_ + "/heap.dump";
+  ASSERT_EQ(symlink(victim.c_str(), (path + ".partial").c_str()), 0);
+  EXPECT_EQ(DumpToPath(path.c_str(), {}, "through a link"), EEXIST);
+  std::ifstream in(victim);
+  std::string content;
+  in >> content;
+  EXPECT_EQ(content, "precious");
+  EXPECT_NE(access(path.c_str(), F_OK), 0);
+}
+
+}  // namespace
+}  // namespace libdump::heapdump

@@ -1,0 +1,23 @@
+// fork() for processes whose libdump is libdump.so: glibc's fork, then, in
+// the child, what cannot run among the fork's child handlers. Starting a
+// thread allocates (its TLS), and a child handler may run before the
+// allocator's or the heap profiler's have made their locks free again; once
+// fork() returns, every handler has run. Only in libdump.so: the static
+// libraries leave fork to the sanitizers, which intercept it themselves.
+#include <dlfcn.h>
+#include <errno.h>
+#include <unistd.h>
+
+#include "dump_on_signal.h"
+
+extern "C" __attribute__((visibility("default"))) pid_t fork() {
+  using Fn = pid_t (*)();
+  static const Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "fork"));
+  if (real == nullptr) {
+    errno = ENOSYS;
+    return -1;
+  }
+  const pid_t pid = real();
+  if (pid == 0) libdump::heapdump::RestartDumperAfterFork();
+  return pid;
+}

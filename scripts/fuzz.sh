@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with clang, every library instrumented
+# (-fsanitize=fuzzer-no-link, ASan, UBSan), and runs each for SECONDS from a
+# corpus seeded with testdata/'s dumps; prints executions, coverage and
+# whether it found anything. Crash inputs are kept in build-fuzz/crashes/.
+#   scripts/fuzz.sh [SECONDS] [TARGET...]    (default 25 s each, every target)
+# CI runs it bounded (scripts/test.sh); docs/TESTING.md gives the long run.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+seconds=${1:-25}
+shift || true
+jobs=${LIBDUMP_JOBS:-$(nproc)}
+build=build-fuzz
+if [ ! -f $build/CMakeCache.txt ]; then
+  CC=clang-14 CXX=clang++-14 cmake -S . -B $build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLIBDUMP_FUZZ=ON \
+    -DLIBDUMP_SANITIZE=address,undefined -DLIBDUMP_BUILD_TESTS=OFF -DLIBDUMP_BUILD_BENCH=OFF > /dev/null
+fi
+cmake --build $build -j "$jobs" --target fuzz_targets > /dev/null
+declare -A path=(
+  [format_reader_fuzz]=$build/format/format_reader_fuzz
+  [readdump_validate_fuzz]=$build/fuzz/readdump_validate_fuzz
+  [readdump_histogram_fuzz]=$build/fuzz/readdump_histogram_fuzz
+  [readdump_json_fuzz]=$build/fuzz/readdump_json_fuzz
+  [dumptohprof_fuzz]=$build/fuzz/dumptohprof_fuzz
+)
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(format_reader_fuzz readdump_validate_fuzz readdump_histogram_fuzz
+                                     readdump_json_fuzz dumptohprof_fuzz)
+mkdir -p $build/crashes
+status=0
+for t in "${targets[@]}"; do
+  corpus=$build/corpus/$t
+  if [ ! -d "$corpus" ]; then
+    mkdir -p "$corpus"
+    for f in testdata/*.dump testdata/*.dump.gz testdata/*.dump.zst; do cp "$f" "$corpus/"; done
+  fi
+  log=$build/$t.log
+  # -rss_limit_mb/-malloc_limit_mb: a giant allocation is a finding, not a slow run.
+  if ! ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      "${path[$t]}" "$corpus" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=1024 \
+      -max_len=65536 -artifact_prefix=$build/crashes/$t- -print_final_stats=1 > "$log" 2>&1; then
+    echo "FAIL $t: see $log"
+    grep -E 'ERROR|SUMMARY|runtime error' "$log" | head -5
+    status=1
+    continue
+  fi
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  cov=$(grep -E '^#[0-9]+' "$log" | tail -1 | sed -n 's/.*cov: \([0-9]*\) ft: \([0-9]*\).*/edges \1, features \2/p')
+  echo "ok   $t: $runs executions in ${seconds}s, $cov, corpus $(ls "$corpus" | wc -l) inputs"
+done
+exit $status

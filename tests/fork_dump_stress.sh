@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Forks at any moment of a heap dump: tests/fork_dump_program.cc under
+# LD_PRELOAD=libdump.so with the dump signal, its parent dumping every 50 ms
+# and every fifth child dumping itself, for SECONDS; MODE `profilers` adds
+# libdumpprof.so (CPU and heap profiles, heap sampling every 4 KiB) and zstd
+# dumps. Passes if no process hangs or dies, every child that was sent the
+# signal wrote its own dump, and every dump written is valid. Prints the
+# forks and dumps survived.
+#   fork_dump_stress.sh BINDIR PROGRAM SECONDS plain|profilers
+set -euo pipefail
+bindir=$(cd "$1" && pwd)
+program=$2
+seconds=$3
+mode=$4
+lib=$bindir/libdump/libdump.so
+prof=$bindir/samplers/libdumpprof.so
+readdump=$bindir/tools/readdump/readdump
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+mkdir "$dir/dumps"
+dlopened=libz.so.1
+env=(LIBDUMP_HEAPDUMP_SIGNAL=USR2 "LIBDUMP_HEAPDUMP_PATH=$dir/dumps/heap.%p.%n.dump")
+preload=$lib
+if [ "$mode" = profilers ]; then
+  preload="$lib $prof"
+  env+=(LIBDUMP_HEAPDUMP_ZSTD=1 LIBDUMP_MEMPROFILE_RATE=4096
+        "LIBDUMP_CPUPROFILE=$dir/cpu.%p.pprof" "LIBDUMP_HEAPPROFILE=$dir/heap.%p.pprof")
+fi
+status=0
+# The program itself kills a child that hangs (20 s) and fails; the timeout
+# here catches a parent that hangs.
+env "${env[@]}" LD_PRELOAD="$preload" timeout $((seconds + 120)) \
+  "$program" "$seconds" "$dlopened" "$dir/dumps" > "$dir/out" 2> "$dir/err" || status=$?
+if [ "$status" != 0 ]; then
+  echo "FAIL: fork_dump_program exited with $status"
+  grep -v 'written to' "$dir/err" | head -20
+  exit 1
+fi
+if grep -q 'failed\|cannot create' "$dir/err"; then
+  echo "FAIL: a dump failed:"
+  grep 'failed\|cannot create' "$dir/err" | head
+  exit 1
+fi
+read -r _ forks _ signals _ child_dumps < "$dir/out"
+written=$(grep -c 'written to' "$dir/err" || true)
+# A dump still being written when the program exits stays PATH.partial:
+# never under its final name.
+complete=0
+for f in "$dir"/dumps/*.dump; do
+  [ -e "$f" ] || continue
+  complete=$((complete + 1))
+  "$readdump" --validate "$f" > /dev/null || { echo "FAIL: $f does not validate"; "$readdump" --validate "$f" | head; exit 1; }
+done
+if [ "$complete" != "$written" ]; then
+  echo "FAIL: $written dumps reported written, $complete files"
+  exit 1
+fi
+if [ "$mode" = profilers ]; then
+  ls "$dir"/cpu.*.pprof "$dir"/heap.*.pprof > /dev/null
+fi
+echo "PASS ($mode, ${seconds}s): $forks forks, $signals dump signals, $written dumps written and valid" \
+     "($child_dumps of them by children)"
