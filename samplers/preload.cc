@@ -2,6 +2,14 @@
 // exit, LIBDUMP_HEAPPROFILE=path writes the heap profile at exit,
 // LIBDUMP_MEMPROFILE_RATE=bytes sets the heap sampling rate.
 //
+// This file is in both preloads: libdump.so (the allocator, heap dumps and
+// every profile: the one line users need) and libdumpprof.so (the profilers
+// alone, for a program that keeps its own malloc). What the preloaded library
+// cannot do is said on stderr at start, never silently skipped: a heap
+// profile or a heap dump without libdump's allocator. When both are
+// preloaded, the first constructor to run claims the environment and the
+// other does nothing, so nothing is profiled twice.
+//
 // Paths take %p (pid) and %t (time). Each file is created at exit, as
 // PATH.partial renamed to PATH when complete: it appears whole or not at all,
 // and a process that never exits normally (killed, or ending with _exit as
@@ -14,17 +22,37 @@
 // the last writer's, only the first process writes PATH: it marks the
 // environment with its pid, and every process it starts writes PATH.<pid>
 // (as gperftools' CPUPROFILE does), unless the path already names the pid.
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include <signal.h>
+
+#include "libdump/heap_dump.h"
 #include "libdump/profiler.h"
 #include "output_file.h"
+
+// Present when libdump's heap dumper is in the process (libdump.so), absent
+// in libdumpprof.so alone.
+namespace libdump {
+int WriteHeapDump(int fd, const HeapDumpOptions& options) __attribute__((weak));
+namespace internal {
+// Default visibility and no anonymous namespace: with both preloads loaded,
+// both constructors call the first library's copy, and only one wins.
+bool ClaimPreloadEnvironment();
+bool ClaimPreloadEnvironment() {
+  static std::atomic<bool> claimed{false};
+  return !claimed.exchange(true);
+}
+}  // namespace internal
+}  // namespace libdump
 
 namespace {
 
@@ -37,11 +65,24 @@ constexpr const char* kRootVar = "LIBDUMP_PROFILE_ROOT";
 std::string* g_cpu_path = nullptr;
 std::string* g_heap_path = nullptr;
 
+// libc's setenv, not the program's: bash defines its own setenv, and one
+// called before bash has read its environment makes bash's getenv (which
+// every other constructor calls) find nothing, and bash lose PATH. libc's
+// changes environ, which bash's main receives after the constructors.
+int LibcSetenv(const char* name, const char* value) {
+  using SetenvFn = int (*)(const char*, const char*, int);
+  static const SetenvFn libc = [] {
+    void* f = dlsym(RTLD_NEXT, "setenv");
+    return f != nullptr ? reinterpret_cast<SetenvFn>(f) : &setenv;
+  }();
+  return libc(name, value, 0);
+}
+
 bool IsFirstProcess() {
   const std::string self = std::to_string(getpid());
   const char* root = getenv(kRootVar);
   if (root == nullptr) {
-    setenv(kRootVar, self.c_str(), 0);
+    LibcSetenv(kRootVar, self.c_str());
     return true;
   }
   return self == root;  // an exec without a fork is still the first process
@@ -85,8 +126,49 @@ void ForkChild() {
   g_heap_path = nullptr;
 }
 
+// The number of a signal named as LIBDUMP_HEAPDUMP_SIGNAL accepts it (USR2,
+// SIGUSR2 or a number); 0 if none.
+int SignalNumber(const char* s) {
+  if (std::strncmp(s, "SIG", 3) == 0) s += 3;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    const char* abbrev = sigabbrev_np(sig);
+    if (abbrev != nullptr && std::strcmp(abbrev, s) == 0) return sig;
+  }
+  char* end = nullptr;
+  const long v = std::strtol(s, &end, 10);
+  return end != s && *end == '\0' && v > 0 && v < NSIG ? static_cast<int>(v) : 0;
+}
+
+// What a library without libdump's allocator cannot do, said once at start.
+void ReportWithoutAllocator() {
+  if (libdump::WriteHeapDump != nullptr) return;
+  constexpr const char* kUse = "LD_PRELOAD=libdump.so gives heap dumps and every profile";
+  if (const char* sig = getenv("LIBDUMP_HEAPDUMP_SIGNAL")) {
+    // The user asked for the signal to dump, not to kill: ignoring it keeps
+    // the process alive, as it would be with the dumper present.
+    const int n = SignalNumber(sig);
+    if (n != 0 && n != SIGKILL && n != SIGSTOP) signal(n, SIG_IGN);
+    std::fprintf(stderr,
+                 "libdump: LIBDUMP_HEAPDUMP_SIGNAL=%s needs libdump's heap dumper, which libdumpprof.so does not "
+                 "have (%s); the signal is %s\n",
+                 sig, kUse, n != 0 ? "ignored" : "not a signal");
+  }
+  if (const char* oom = getenv("LIBDUMP_HEAPDUMP_ON_OOM")) {
+    std::fprintf(stderr, "libdump: LIBDUMP_HEAPDUMP_ON_OOM=%s needs libdump's heap dumper, which libdumpprof.so does "
+                 "not have (%s)\n", oom, kUse);
+  }
+  if (const char* rate = getenv("LIBDUMP_MEMPROFILE_RATE")) {
+    if (getenv("LIBDUMP_HEAPPROFILE") == nullptr) {
+      std::fprintf(stderr, "libdump: LIBDUMP_MEMPROFILE_RATE=%s has no effect without libdump's allocator (%s)\n",
+                   rate, kUse);
+    }
+  }
+}
+
 __attribute__((constructor)) void Init() {
+  if (!libdump::internal::ClaimPreloadEnvironment()) return;
   pthread_atfork(nullptr, nullptr, ForkChild);
+  ReportWithoutAllocator();
   if (const char* r = getenv("LIBDUMP_MEMPROFILE_RATE")) libdump::SetMemProfileRate(std::strtoll(r, nullptr, 10));
   if (const char* hz = getenv("LIBDUMP_CPUPROFILE_RATE")) libdump::SetCPUProfileRate(std::atoi(hz));
   const char* heap = getenv("LIBDUMP_HEAPPROFILE");
@@ -96,7 +178,9 @@ __attribute__((constructor)) void Init() {
   if (heap != nullptr) {
     const std::string path = ProfilePath(heap, first);
     if (!libdump::InstallHeapProfiler()) {
-      std::fprintf(stderr, "libdump: LIBDUMP_HEAPPROFILE needs libdump's allocator (LD_PRELOAD libdump.so too)\n");
+      std::fprintf(stderr,
+                   "libdump: LIBDUMP_HEAPPROFILE needs libdump's allocator, which libdumpprof.so does not have "
+                   "(LD_PRELOAD=libdump.so gives heap dumps and every profile); no heap profile is written\n");
     } else if (Creatable("heap profile", path)) {
       g_heap_path = new std::string(path);
     }

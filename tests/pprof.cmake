@@ -21,3 +21,11 @@ if(TARGET libdump_runtime AND TARGET libdump_prof_preload)
             $<TARGET_FILE:libdump_prof_preload> ${CMAKE_CURRENT_BINARY_DIR}/pprof_preload_children)
   set_tests_properties(pprof_preload_children PROPERTIES LABELS "integration;no_asan" TIMEOUT 300)
 endif()
+# One preload (libdump.so) for dumps and every profile; libdumpprof.so alone
+# says on stderr what it cannot do. Preloads bash: not ASan.
+if(TARGET libdump_runtime AND TARGET libdump_prof_preload)
+  add_test(NAME pprof_one_preload
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/pprof/one_preload.sh $<TARGET_FILE:libdump_runtime>
+            $<TARGET_FILE:libdump_prof_preload> ${CMAKE_CURRENT_BINARY_DIR}/pprof_one_preload)
+  set_tests_properties(pprof_one_preload PROPERTIES LABELS "integration;no_asan" TIMEOUT 120)
+endif()
