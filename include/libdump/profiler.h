@@ -79,6 +79,39 @@ void ForEachSampledAllocation(void (*visit)(void* ctx, uintptr_t addr, size_t si
                                             size_t npcs),
                               void* ctx);
 
+// ---- Block and mutex profiles (Go's SetBlockProfileRate, SetMutexProfileFraction) ----
+//
+// Both see the waits of pthread mutexes, rwlocks, condition variables,
+// semaphores, barriers and joins (so std::mutex, std::shared_mutex,
+// std::condition_variable, std::thread::join) through interposition: in
+// libdump.so and libdumpprof.so (LD_PRELOAD), or in a program that links
+// libdump::pthread_interpose. Sample types contentions/count and
+// delay/nanoseconds, as Go's.
+
+// Block profile: about one blocking event per ns nanoseconds spent blocked.
+// An event of d >= ns is always recorded; a shorter one with probability
+// d/ns, and then counted as ns/d events of total delay ns (Go's bias
+// correction), so counts and delays are unbiased. 1 records every event,
+// <= 0 turns the profile off (the default).
+void SetBlockProfileRate(int64_t ns);
+int64_t BlockProfileRate();
+// Writes the block profile (gzipped profile.proto); false on a write error.
+bool WriteBlockProfile(int fd);
+// Forgets the events recorded so far.
+void ResetBlockProfile();
+
+// Mutex profile: on average one contended mutex or rwlock acquisition in n
+// is sampled; its delay is charged to the stacks that released the lock
+// while it waited, and values are multiplied by n when written. 0 turns it
+// off (the default); n < 0 only reads. Returns the previous fraction.
+int SetMutexProfileFraction(int n);
+bool WriteMutexProfile(int fd);
+void ResetMutexProfile();
+
+// True when the pthread interposition is in the process: without it the
+// block and mutex profiles stay empty.
+bool WaitsInterposed();
+
 // ---- The sampling distance, for allocators ----
 
 // -ln(u) for u in (0, 1], to within a few ulps: u = 2^e * m with m in
