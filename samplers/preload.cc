@@ -1,6 +1,13 @@
 // LD_PRELOAD entry points: LIBDUMP_CPUPROFILE=path profiles CPU from load to
 // exit, LIBDUMP_HEAPPROFILE=path writes the heap profile at exit,
-// LIBDUMP_MEMPROFILE_RATE=bytes sets the heap sampling rate.
+// LIBDUMP_MEMPROFILE_RATE=bytes sets the heap sampling rate;
+// LIBDUMP_BLOCKPROFILE=path and LIBDUMP_MUTEXPROFILE=path write the block and
+// mutex profiles at exit, at LIBDUMP_BLOCKPROFILE_RATE=ns and
+// LIBDUMP_MUTEXPROFILE_FRACTION=n (1 when the path is set without them).
+// With any profile on, SIGTERM and SIGINT (left at their default by the
+// program) write the profiles before they end the process, and
+// LIBDUMP_PROFILE_SIGNAL=sig writes the snapshot profiles (heap, block,
+// mutex) to PATH.1, PATH.2, ... each time it arrives.
 //
 // This file is in both preloads: libdump.so (the allocator, heap dumps and
 // every profile: the one line users need) and libdumpprof.so (the profilers
@@ -24,6 +31,7 @@
 // (as gperftools' CPUPROFILE does), unless the path already names the pid.
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -64,6 +72,10 @@ constexpr const char* kRootVar = "LIBDUMP_PROFILE_ROOT";
 // atexit handlers. A forked child drops them.
 std::string* g_cpu_path = nullptr;
 std::string* g_heap_path = nullptr;
+std::string* g_block_path = nullptr;
+std::string* g_mutex_path = nullptr;
+// Once: at exit, or from the writer thread on SIGTERM/SIGINT.
+std::atomic<bool> g_written{false};
 
 // libc's setenv, not the program's: bash defines its own setenv, and one
 // called before bash has read its environment makes bash's getenv (which
@@ -116,14 +128,30 @@ void WriteAtExit(const char* what, const std::string& path, WriteFn write) {
   if (err != 0) Report(what, path, err);
 }
 
+// The profiles that are snapshots (all but the CPU one), to path + suffix.
+void WriteSnapshots(const std::string& suffix) {
+  if (g_heap_path != nullptr) {
+    WriteAtExit("heap profile", *g_heap_path + suffix, [](int fd) { return libdump::WriteHeapProfile(fd); });
+  }
+  if (g_block_path != nullptr) {
+    WriteAtExit("block profile", *g_block_path + suffix, [](int fd) { return libdump::WriteBlockProfile(fd); });
+  }
+  if (g_mutex_path != nullptr) {
+    WriteAtExit("mutex profile", *g_mutex_path + suffix, [](int fd) { return libdump::WriteMutexProfile(fd); });
+  }
+}
+
 void AtExit() {
+  if (g_written.exchange(true)) return;
   if (g_cpu_path != nullptr) WriteAtExit("CPU profile", *g_cpu_path, [](int fd) { return libdump::StopCPUProfile(fd); });
-  if (g_heap_path != nullptr) WriteAtExit("heap profile", *g_heap_path, [](int fd) { return libdump::WriteHeapProfile(fd); });
+  WriteSnapshots("");
 }
 
 void ForkChild() {
   g_cpu_path = nullptr;
   g_heap_path = nullptr;
+  g_block_path = nullptr;
+  g_mutex_path = nullptr;
 }
 
 // The number of a signal named as LIBDUMP_HEAPDUMP_SIGNAL accepts it (USR2,
@@ -138,6 +166,75 @@ int SignalNumber(const char* s) {
   const long v = std::strtol(s, &end, 10);
   return end != s && *end == '\0' && v > 0 && v < NSIG ? static_cast<int>(v) : 0;
 }
+
+// Signals. A handler can write no profile (symbolizing allocates and opens
+// files), so it writes the signal's number to a pipe, and a thread started
+// at load time does the work: on LIBDUMP_PROFILE_SIGNAL it writes the
+// snapshot profiles to PATH.1, PATH.2, ... (gperftools' HEAPPROFILESIGNAL);
+// on SIGTERM or SIGINT, which the program left at their default, it writes
+// every profile as at exit and then lets the signal end the process as it
+// would have.
+int g_signal_pipe[2] = {-1, -1};
+int g_snapshot_signal = 0;
+
+void OnProfileSignal(int sig) {
+  const int saved = errno;
+  const unsigned char byte = static_cast<unsigned char>(sig);
+  (void)!write(g_signal_pipe[1], &byte, 1);  // full: one is pending already
+  errno = saved;
+}
+
+void* SignalWriter(void*) {
+  pthread_setname_np(pthread_self(), "libdump-profiles");
+  unsigned snapshots = 0;
+  for (;;) {
+    unsigned char sig;
+    const ssize_t n = read(g_signal_pipe[0], &sig, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return nullptr;
+    if (sig == g_snapshot_signal) {
+      WriteSnapshots("." + std::to_string(++snapshots));
+      continue;
+    }
+    AtExit();
+    signal(sig, SIG_DFL);
+    kill(getpid(), sig);  // this thread blocks it; another takes it and dies
+  }
+}
+
+void InstallSignals(const char* snapshot) {
+  if (snapshot != nullptr) {
+    g_snapshot_signal = SignalNumber(snapshot);
+    if (g_snapshot_signal == 0 || g_snapshot_signal == SIGKILL || g_snapshot_signal == SIGSTOP ||
+        g_snapshot_signal == SIGTERM || g_snapshot_signal == SIGINT || g_snapshot_signal >= 256) {
+      std::fprintf(stderr, "libdump: LIBDUMP_PROFILE_SIGNAL=%s is not a signal profiles can be written on\n",
+                   snapshot);
+      g_snapshot_signal = 0;
+    }
+  }
+  if (pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
+  fcntl(g_signal_pipe[1], F_SETFL, O_NONBLOCK);
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t t;
+  const int rc = pthread_create(&t, nullptr, SignalWriter, nullptr);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (rc != 0) return;
+  pthread_detach(t);
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = OnProfileSignal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGTERM, SIGINT}) {
+    struct sigaction cur;
+    // A program's own handler (or an inherited SIG_IGN) stays.
+    if (sigaction(sig, nullptr, &cur) == 0 && cur.sa_handler == SIG_DFL) sigaction(sig, &sa, nullptr);
+  }
+  if (g_snapshot_signal != 0) sigaction(g_snapshot_signal, &sa, nullptr);
+}
+
 
 // What a library without libdump's allocator cannot do, said once at start.
 void ReportWithoutAllocator() {
@@ -173,7 +270,23 @@ __attribute__((constructor)) void Init() {
   if (const char* hz = getenv("LIBDUMP_CPUPROFILE_RATE")) libdump::SetCPUProfileRate(std::atoi(hz));
   const char* heap = getenv("LIBDUMP_HEAPPROFILE");
   const char* cpu = getenv("LIBDUMP_CPUPROFILE");
-  if (heap == nullptr && cpu == nullptr) return;
+  const char* block = getenv("LIBDUMP_BLOCKPROFILE");
+  const char* mutex = getenv("LIBDUMP_MUTEXPROFILE");
+  // As `go test -blockprofile` and `-mutexprofile` do: a profile asked for
+  // without its rate records every event.
+  const char* block_rate = getenv("LIBDUMP_BLOCKPROFILE_RATE");
+  if (block_rate != nullptr) {
+    libdump::SetBlockProfileRate(std::strtoll(block_rate, nullptr, 10));
+  } else if (block != nullptr) {
+    libdump::SetBlockProfileRate(1);
+  }
+  const char* fraction = getenv("LIBDUMP_MUTEXPROFILE_FRACTION");
+  if (fraction != nullptr) {
+    libdump::SetMutexProfileFraction(std::atoi(fraction));
+  } else if (mutex != nullptr) {
+    libdump::SetMutexProfileFraction(1);
+  }
+  if (heap == nullptr && cpu == nullptr && block == nullptr && mutex == nullptr) return;
   const bool first = IsFirstProcess();
   if (heap != nullptr) {
     const std::string path = ProfilePath(heap, first);
@@ -192,7 +305,18 @@ __attribute__((constructor)) void Init() {
       else Report("CPU profile", path, errno);
     }
   }
-  if (g_cpu_path != nullptr || g_heap_path != nullptr) atexit(AtExit);
+  if (block != nullptr) {
+    const std::string path = ProfilePath(block, first);
+    if (Creatable("block profile", path)) g_block_path = new std::string(path);
+  }
+  if (mutex != nullptr) {
+    const std::string path = ProfilePath(mutex, first);
+    if (Creatable("mutex profile", path)) g_mutex_path = new std::string(path);
+  }
+  if (g_cpu_path != nullptr || g_heap_path != nullptr || g_block_path != nullptr || g_mutex_path != nullptr) {
+    atexit(AtExit);
+    InstallSignals(getenv("LIBDUMP_PROFILE_SIGNAL"));
+  }
 }
 
 }  // namespace

@@ -60,14 +60,25 @@ inline bool Profiled() {
   return __builtin_expect(g_wait_profiling.load(std::memory_order_relaxed) != 0, 0) && !t_wait.in_profiler;
 }
 
-// Before lock is released: charge its sampled waiters to this stack.
-inline void BeforeRelease(const void* lock) {
-  if (__builtin_expect((g_wait_profiling.load(std::memory_order_relaxed) & kMutexProfiling) == 0, 1)) return;
+// Out of line, so that its frame (cut from profiles by its namespace)
+// rather than an inlined copy sits above the caller's.
+__attribute__((noinline)) void ReleaseSlow(const void* lock) {
   if (t_wait.in_profiler || !MutexMayHaveWaiters(lock)) return;
   t_wait.in_profiler = true;
   MutexRelease(lock);
   t_wait.in_profiler = false;
 }
+
+// Before lock is released: charge its sampled waiters to this stack. A
+// macro, not an inline function: the call's return address must map to the
+// interposed function itself, not to an inlined frame named for this.
+#define LIBDUMP_BEFORE_RELEASE(lock)                                                                          \
+  do {                                                                                                        \
+    if (__builtin_expect((libdump::samplers::g_wait_profiling.load(std::memory_order_relaxed) &               \
+                          libdump::samplers::kMutexProfiling) != 0, 0)) {                                     \
+      libdump::samplers::ReleaseSlow(lock);                                                                   \
+    }                                                                                                         \
+  } while (0)
 
 // glibc's function at version (the one programs link today), or the
 // default one; resolved on first use, racing harmlessly.
@@ -104,7 +115,6 @@ __attribute__((noinline)) int ProfiledWait(const void* obj, CallFn call) {
 }  // namespace
 }  // namespace libdump::samplers
 
-using libdump::samplers::BeforeRelease;
 using libdump::samplers::Profiled;
 using libdump::samplers::ProfiledLock;
 using libdump::samplers::ProfiledWait;
@@ -139,7 +149,7 @@ int pthread_mutex_clocklock(pthread_mutex_t* m, clockid_t clock, const timespec*
 int pthread_mutex_unlock(pthread_mutex_t* m) {
   using Fn = int (*)(pthread_mutex_t*);
   LIBDUMP_REAL("pthread_mutex_unlock", "GLIBC_2.2.5", Fn);
-  BeforeRelease(m);
+  LIBDUMP_BEFORE_RELEASE(m);
   return real(m);
 }
 
@@ -194,7 +204,7 @@ int pthread_rwlock_clockwrlock(pthread_rwlock_t* l, clockid_t clock, const times
 int pthread_rwlock_unlock(pthread_rwlock_t* l) {
   using Fn = int (*)(pthread_rwlock_t*);
   LIBDUMP_REAL("pthread_rwlock_unlock", "GLIBC_2.34", Fn);
-  BeforeRelease(l);
+  LIBDUMP_BEFORE_RELEASE(l);
   return real(l);
 }
 
@@ -204,7 +214,7 @@ int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m) {
   using Fn = int (*)(pthread_cond_t*, pthread_mutex_t*);
   LIBDUMP_REAL("pthread_cond_wait", "GLIBC_2.3.2", Fn);
   if (!Profiled()) return real(c, m);
-  BeforeRelease(m);
+  LIBDUMP_BEFORE_RELEASE(m);
   return ProfiledWait(c, [&] { return real(c, m); });
 }
 
@@ -212,7 +222,7 @@ int pthread_cond_timedwait(pthread_cond_t* c, pthread_mutex_t* m, const timespec
   using Fn = int (*)(pthread_cond_t*, pthread_mutex_t*, const timespec*);
   LIBDUMP_REAL("pthread_cond_timedwait", "GLIBC_2.3.2", Fn);
   if (!Profiled()) return real(c, m, abstime);
-  BeforeRelease(m);
+  LIBDUMP_BEFORE_RELEASE(m);
   return ProfiledWait(c, [&] { return real(c, m, abstime); });
 }
 
@@ -220,7 +230,7 @@ int pthread_cond_clockwait(pthread_cond_t* c, pthread_mutex_t* m, clockid_t cloc
   using Fn = int (*)(pthread_cond_t*, pthread_mutex_t*, clockid_t, const timespec*);
   LIBDUMP_REAL("pthread_cond_clockwait", "GLIBC_2.34", Fn);
   if (!Profiled()) return real(c, m, clock, abstime);
-  BeforeRelease(m);
+  LIBDUMP_BEFORE_RELEASE(m);
   return ProfiledWait(c, [&] { return real(c, m, clock, abstime); });
 }
 

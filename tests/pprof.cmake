@@ -1,8 +1,9 @@
 # go tool pprof and npm's pprof-format read what libdump's profilers write
-# (CPU, heap, allocs).
+# (CPU, heap, allocs, block, mutex).
 if(TARGET libdump_samplers AND TARGET libdump_heap)
   add_executable(pprof_profile_writer ${CMAKE_CURRENT_LIST_DIR}/pprof/profile_writer.cc)
-  target_link_libraries(pprof_profile_writer PRIVATE libdump_samplers $<LINK_LIBRARY:WHOLE_ARCHIVE,libdump_heap>)
+  target_link_libraries(pprof_profile_writer PRIVATE $<LINK_LIBRARY:WHOLE_ARCHIVE,libdump_pthread_interpose>
+    libdump_samplers $<LINK_LIBRARY:WHOLE_ARCHIVE,libdump_heap>)
   add_test(NAME pprof_go_tool_reads_profiles
     COMMAND ${CMAKE_CURRENT_LIST_DIR}/pprof/go_pprof_check.sh $<TARGET_FILE:pprof_profile_writer>
             ${CMAKE_CURRENT_BINARY_DIR}/pprof_go_check)
