@@ -30,3 +30,15 @@ if(TARGET libdump_runtime AND TARGET libdump_prof_preload)
             $<TARGET_FILE:libdump_prof_preload> ${CMAKE_CURRENT_BINARY_DIR}/pprof_one_preload)
   set_tests_properties(pprof_one_preload PROPERTIES LABELS "integration;no_asan" TIMEOUT 120)
 endif()
+# Block and mutex profiles by the preloads' environment: at exit, at a
+# SIGTERM exit, on LIBDUMP_PROFILE_SIGNAL. Preloads a program: not ASan.
+if(TARGET libdump_runtime AND TARGET libdump_prof_preload)
+  add_executable(pprof_lock_program ${CMAKE_CURRENT_LIST_DIR}/pprof/lock_program.cc)
+  target_compile_options(pprof_lock_program PRIVATE -fno-omit-frame-pointer)
+  target_link_libraries(pprof_lock_program PRIVATE Threads::Threads)
+  add_test(NAME pprof_wait_profiles_preload
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/pprof/wait_profiles_preload.sh $<TARGET_FILE:libdump_runtime>
+            $<TARGET_FILE:libdump_prof_preload> $<TARGET_FILE:pprof_lock_program>
+            ${CMAKE_CURRENT_BINARY_DIR}/pprof_wait_profiles_preload)
+  set_tests_properties(pprof_wait_profiles_preload PROPERTIES LABELS "integration;no_asan" TIMEOUT 120)
+endif()
