@@ -286,6 +286,17 @@ __attribute__((constructor)) void Init() {
   } else if (mutex != nullptr) {
     libdump::SetMutexProfileFraction(1);
   }
+  // Only the first process serves: its children inherit the variable, and
+  // would each either fail to bind its port or serve another one.
+  const char* addr = getenv("LIBDUMP_PPROF_ADDR");
+  if (addr != nullptr && IsFirstProcess()) {
+    std::string error, bound;
+    if (libdump::StartDebugServer(addr, &error, &bound)) {
+      std::fprintf(stderr, "libdump: serving http://%s/debug/pprof/\n", bound.c_str());
+    } else {
+      std::fprintf(stderr, "libdump: LIBDUMP_PPROF_ADDR=%s: %s; not serving /debug/pprof/\n", addr, error.c_str());
+    }
+  }
   if (heap == nullptr && cpu == nullptr && block == nullptr && mutex == nullptr) return;
   const bool first = IsFirstProcess();
   if (heap != nullptr) {

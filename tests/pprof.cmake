@@ -42,3 +42,11 @@ if(TARGET libdump_runtime AND TARGET libdump_prof_preload)
             ${CMAKE_CURRENT_BINARY_DIR}/pprof_wait_profiles_preload)
   set_tests_properties(pprof_wait_profiles_preload PROPERTIES LABELS "integration;no_asan" TIMEOUT 120)
 endif()
+# /debug/pprof/ over HTTP, read by go tool pprof and curl. Preloads a
+# program: not ASan.
+if(TARGET libdump_runtime AND TARGET pprof_lock_program)
+  add_test(NAME pprof_debug_server
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/pprof/debug_server.sh $<TARGET_FILE:libdump_runtime>
+            $<TARGET_FILE:pprof_lock_program> ${CMAKE_CURRENT_BINARY_DIR}/pprof_debug_server)
+  set_tests_properties(pprof_debug_server PROPERTIES LABELS "integration;no_asan" TIMEOUT 120)
+endif()

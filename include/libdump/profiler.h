@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace libdump {
 
@@ -111,6 +112,17 @@ void ResetMutexProfile();
 // True when the pthread interposition is in the process: without it the
 // block and mutex profiles stay empty.
 bool WaitsInterposed();
+
+// ---- /debug/pprof/ over HTTP (Go's net/http/pprof) ----
+
+// Serves /debug/pprof/ (index, profile?seconds=N, heap, allocs, block,
+// mutex, cmdline, symbol, heapdump?zstd=1) on address "HOST:PORT" from
+// threads of its own; "" means 127.0.0.1:6060, an empty HOST 127.0.0.1:
+// loopback unless the address says otherwise. Port 0 picks a free port,
+// returned in *bound. Turns the heap profiler on (InstallHeapProfiler).
+// False with *error set if the address is bad, cannot be bound, or a server
+// already runs. LD_PRELOAD: LIBDUMP_PPROF_ADDR=127.0.0.1:6060.
+bool StartDebugServer(const std::string& address, std::string* error = nullptr, std::string* bound = nullptr);
 
 // ---- The sampling distance, for allocators ----
 

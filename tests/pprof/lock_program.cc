@@ -4,11 +4,13 @@
 //   none          exits normally
 //   TERM          sends itself SIGTERM (and waits for it)
 //   USR1 FILE     sends itself SIGUSR1, waits up to 20 s for FILE, exits
+//   loop SECONDS  keeps the threads contending that long, then exits
 #include <signal.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <thread>
@@ -29,9 +31,12 @@ __attribute__((noipa)) void LockWorker() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::vector<std::thread> threads;
-  for (int i = 0; i < 4; ++i) threads.emplace_back(LockWorker);
-  for (std::thread& t : threads) t.join();
+  const time_t end = argc > 2 && std::strcmp(argv[1], "loop") == 0 ? time(nullptr) + std::atoi(argv[2]) : 0;
+  do {
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 4; ++i) threads.emplace_back(LockWorker);
+    for (std::thread& t : threads) t.join();
+  } while (time(nullptr) < end);
   if (argc > 1 && std::strcmp(argv[1], "TERM") == 0) {
     kill(getpid(), SIGTERM);
     for (;;) pause();
