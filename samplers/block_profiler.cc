@@ -16,7 +16,7 @@
 namespace libdump::samplers {
 
 std::atomic<int> g_wait_profiling{0};
-thread_local WaitThreadState t_wait __attribute__((tls_model("initial-exec"))) = {};
+constinit thread_local WaitThreadState t_wait __attribute__((tls_model("initial-exec"))) = {};
 
 namespace {
 

@@ -23,7 +23,7 @@ struct WaitThreadState {
   bool in_profiler;
   uint64_t rng;  // xorshift state, 0 until first used
 };
-extern thread_local WaitThreadState t_wait __attribute__((tls_model("initial-exec")));
+extern constinit thread_local WaitThreadState t_wait __attribute__((tls_model("initial-exec")));
 
 inline int64_t WaitClockNs() {
   timespec ts;
