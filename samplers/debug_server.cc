@@ -139,6 +139,7 @@ Types of profiles available:
 <tr><td><a href="allocs?debug=0">allocs</a></td><td>A sampling of all past memory allocations</td></tr>
 <tr><td><a href="block?debug=0">block</a></td><td>Stack traces that led to blocking on pthread locks, condition variables, semaphores, barriers and joins</td></tr>
 <tr><td><a href="cmdline">cmdline</a></td><td>The command line of the current program</td></tr>
+<tr><td><a href="goroutine?debug=1">goroutine</a></td><td>Stack traces of all current threads (also /threads); debug=2 one block per thread</td></tr>
 <tr><td><a href="heap?debug=0">heap</a></td><td>A sampling of memory allocations of live objects</td></tr>
 <tr><td><a href="heapdump">heapdump</a></td><td>A heap dump of the process (libdump's format; ?zstd=1 compresses)</td></tr>
 <tr><td><a href="mutex?debug=0">mutex</a></td><td>Stack traces of holders of contended mutexes and rwlocks</td></tr>
@@ -199,6 +200,18 @@ Response Handle(const http::request<http::string_body>& req) {
     return Reply(http::status::ok, out.str());
   }
   long debug = 0;
+  if (name == "goroutine" || name == "threads") {
+    if (!IntParam(q, "debug", 0, 2, 0, &debug, &error)) return Reply(http::status::bad_request, error + "\n");
+    if (q.count("seconds") != 0) {
+      return Reply(http::status::bad_request, "seconds: delta profiles are not served for " + name + "\n");
+    }
+    std::string bytes;
+    if (!Capture([debug](int fd) { return WriteThreadProfile(fd, static_cast<int>(debug)); }, &bytes)) {
+      return Reply(http::status::internal_server_error, name + " profile not written\n");
+    }
+    if (debug == 0) return Profile(std::move(bytes), name);
+    return Reply(http::status::ok, std::move(bytes));
+  }
   if (!IntParam(q, "debug", 0, 0, 0, &debug, &error)) {
     return Reply(http::status::bad_request, "debug: only debug=0 (pprof) is served: " + error + "\n");
   }

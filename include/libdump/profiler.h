@@ -113,6 +113,16 @@ void ResetMutexProfile();
 // block and mutex profiles stay empty.
 bool WaitsInterposed();
 
+// ---- Threads profile (Go's goroutine profile) ----
+
+// Every thread's stack, with the world stopped as for a heap dump (for
+// microseconds to milliseconds). debug 0: gzipped pprof, sample type
+// goroutine/count (Go's names), one sample per distinct stack; 1: Go's text,
+// counts by identical stack with a "#" line per frame; 2: one block per
+// thread: "thread TID [STATE, WAIT REASON]: NAME", then its frames.
+// False if the world cannot be stopped or on a write error.
+bool WriteThreadProfile(int fd, int debug = 0);
+
 // ---- /debug/pprof/ over HTTP (Go's net/http/pprof) ----
 
 // Serves /debug/pprof/ (index, profile?seconds=N, heap, allocs, block,
