@@ -81,15 +81,19 @@ __attribute__((noinline)) void ReleaseSlow(const void* lock) {
   } while (0)
 
 // glibc's function at version (the one programs link today), or the
-// default one; resolved on first use, racing harmlessly.
+// default one; resolved on first use, racing harmlessly. Out of line and
+// cold: every later call only loads the cached address.
+__attribute__((noinline, cold)) void* Resolve(std::atomic<void*>& cache, const char* name, const char* version) {
+  void* f = dlvsym(RTLD_NEXT, name, version);
+  if (f == nullptr) f = dlsym(RTLD_NEXT, name);
+  cache.store(f, std::memory_order_relaxed);
+  return f;
+}
+
 template <typename Fn>
-Fn Real(std::atomic<void*>& cache, const char* name, const char* version) {
+__attribute__((always_inline)) inline Fn Real(std::atomic<void*>& cache, const char* name, const char* version) {
   void* f = cache.load(std::memory_order_relaxed);
-  if (__builtin_expect(f == nullptr, 0)) {
-    f = dlvsym(RTLD_NEXT, name, version);
-    if (f == nullptr) f = dlsym(RTLD_NEXT, name);
-    cache.store(f, std::memory_order_relaxed);
-  }
+  if (__builtin_expect(f == nullptr, 0)) f = Resolve(cache, name, version);
   return reinterpret_cast<Fn>(f);
 }
 
@@ -127,7 +131,7 @@ int pthread_mutex_lock(pthread_mutex_t* m) {
   LIBDUMP_REAL("pthread_mutex_lock", "GLIBC_2.2.5", Fn);
   if (!Profiled()) return real(m);
   return ProfiledLock(
-      m, [m] { return pthread_mutex_trylock(m); }, [&] { return real(m); });
+      m, [m] { return pthread_mutex_trylock(m); }, [=] { return real(m); });
 }
 
 int pthread_mutex_timedlock(pthread_mutex_t* m, const timespec* abstime) {
@@ -135,7 +139,7 @@ int pthread_mutex_timedlock(pthread_mutex_t* m, const timespec* abstime) {
   LIBDUMP_REAL("pthread_mutex_timedlock", "GLIBC_2.34", Fn);
   if (!Profiled()) return real(m, abstime);
   return ProfiledLock(
-      m, [m] { return pthread_mutex_trylock(m); }, [&] { return real(m, abstime); });
+      m, [m] { return pthread_mutex_trylock(m); }, [=] { return real(m, abstime); });
 }
 
 int pthread_mutex_clocklock(pthread_mutex_t* m, clockid_t clock, const timespec* abstime) {
@@ -143,7 +147,7 @@ int pthread_mutex_clocklock(pthread_mutex_t* m, clockid_t clock, const timespec*
   LIBDUMP_REAL("pthread_mutex_clocklock", "GLIBC_2.34", Fn);
   if (!Profiled()) return real(m, clock, abstime);
   return ProfiledLock(
-      m, [m] { return pthread_mutex_trylock(m); }, [&] { return real(m, clock, abstime); });
+      m, [m] { return pthread_mutex_trylock(m); }, [=] { return real(m, clock, abstime); });
 }
 
 int pthread_mutex_unlock(pthread_mutex_t* m) {
@@ -158,7 +162,7 @@ int pthread_rwlock_rdlock(pthread_rwlock_t* l) {
   LIBDUMP_REAL("pthread_rwlock_rdlock", "GLIBC_2.34", Fn);
   if (!Profiled()) return real(l);
   return ProfiledLock(
-      l, [l] { return pthread_rwlock_tryrdlock(l); }, [&] { return real(l); });
+      l, [l] { return pthread_rwlock_tryrdlock(l); }, [=] { return real(l); });
 }
 
 int pthread_rwlock_wrlock(pthread_rwlock_t* l) {
@@ -166,7 +170,7 @@ int pthread_rwlock_wrlock(pthread_rwlock_t* l) {
   LIBDUMP_REAL("pthread_rwlock_wrlock", "GLIBC_2.34", Fn);
   if (!Profiled()) return real(l);
   return ProfiledLock(
-      l, [l] { return pthread_rwlock_trywrlock(l); }, [&] { return real(l); });
+      l, [l] { return pthread_rwlock_trywrlock(l); }, [=] { return real(l); });
 }
 
 int pthread_rwlock_timedrdlock(pthread_rwlock_t* l, const timespec* abstime) {
@@ -174,7 +178,7 @@ int pthread_rwlock_timedrdlock(pthread_rwlock_t* l, const timespec* abstime) {
   LIBDUMP_REAL("pthread_rwlock_timedrdlock", "GLIBC_2.34", Fn);
   if (!Profiled()) return real(l, abstime);
   return ProfiledLock(
-      l, [l] { return pthread_rwlock_tryrdlock(l); }, [&] { return real(l, abstime); });
+      l, [l] { return pthread_rwlock_tryrdlock(l); }, [=] { return real(l, abstime); });
 }
 
 int pthread_rwlock_timedwrlock(pthread_rwlock_t* l, const timespec* abstime) {
@@ -182,7 +186,7 @@ int pthread_rwlock_timedwrlock(pthread_rwlock_t* l, const timespec* abstime) {
   LIBDUMP_REAL("pthread_rwlock_timedwrlock", "GLIBC_2.34", Fn);
   if (!Profiled()) return real(l, abstime);
   return ProfiledLock(
-      l, [l] { return pthread_rwlock_trywrlock(l); }, [&] { return real(l, abstime); });
+      l, [l] { return pthread_rwlock_trywrlock(l); }, [=] { return real(l, abstime); });
 }
 
 int pthread_rwlock_clockrdlock(pthread_rwlock_t* l, clockid_t clock, const timespec* abstime) {
@@ -190,7 +194,7 @@ int pthread_rwlock_clockrdlock(pthread_rwlock_t* l, clockid_t clock, const times
   LIBDUMP_REAL("pthread_rwlock_clockrdlock", "GLIBC_2.34", Fn);
   if (!Profiled()) return real(l, clock, abstime);
   return ProfiledLock(
-      l, [l] { return pthread_rwlock_tryrdlock(l); }, [&] { return real(l, clock, abstime); });
+      l, [l] { return pthread_rwlock_tryrdlock(l); }, [=] { return real(l, clock, abstime); });
 }
 
 int pthread_rwlock_clockwrlock(pthread_rwlock_t* l, clockid_t clock, const timespec* abstime) {
@@ -198,7 +202,7 @@ int pthread_rwlock_clockwrlock(pthread_rwlock_t* l, clockid_t clock, const times
   LIBDUMP_REAL("pthread_rwlock_clockwrlock", "GLIBC_2.34", Fn);
   if (!Profiled()) return real(l, clock, abstime);
   return ProfiledLock(
-      l, [l] { return pthread_rwlock_trywrlock(l); }, [&] { return real(l, clock, abstime); });
+      l, [l] { return pthread_rwlock_trywrlock(l); }, [=] { return real(l, clock, abstime); });
 }
 
 int pthread_rwlock_unlock(pthread_rwlock_t* l) {
@@ -215,7 +219,7 @@ int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m) {
   LIBDUMP_REAL("pthread_cond_wait", "GLIBC_2.3.2", Fn);
   if (!Profiled()) return real(c, m);
   LIBDUMP_BEFORE_RELEASE(m);
-  return ProfiledWait(c, [&] { return real(c, m); });
+  return ProfiledWait(c, [=] { return real(c, m); });
 }
 
 int pthread_cond_timedwait(pthread_cond_t* c, pthread_mutex_t* m, const timespec* abstime) {
@@ -223,7 +227,7 @@ int pthread_cond_timedwait(pthread_cond_t* c, pthread_mutex_t* m, const timespec
   LIBDUMP_REAL("pthread_cond_timedwait", "GLIBC_2.3.2", Fn);
   if (!Profiled()) return real(c, m, abstime);
   LIBDUMP_BEFORE_RELEASE(m);
-  return ProfiledWait(c, [&] { return real(c, m, abstime); });
+  return ProfiledWait(c, [=] { return real(c, m, abstime); });
 }
 
 int pthread_cond_clockwait(pthread_cond_t* c, pthread_mutex_t* m, clockid_t clock, const timespec* abstime) {
@@ -231,7 +235,7 @@ int pthread_cond_clockwait(pthread_cond_t* c, pthread_mutex_t* m, clockid_t cloc
   LIBDUMP_REAL("pthread_cond_clockwait", "GLIBC_2.34", Fn);
   if (!Profiled()) return real(c, m, clock, abstime);
   LIBDUMP_BEFORE_RELEASE(m);
-  return ProfiledWait(c, [&] { return real(c, m, clock, abstime); });
+  return ProfiledWait(c, [=] { return real(c, m, clock, abstime); });
 }
 
 // sem_trywait fails with errno EAGAIN: errno is restored for the real call.
@@ -242,7 +246,7 @@ int sem_wait(sem_t* s) {
   const int saved = errno;
   if (sem_trywait(s) == 0) return 0;
   errno = saved;
-  return ProfiledWait(s, [&] { return real(s); });
+  return ProfiledWait(s, [=] { return real(s); });
 }
 
 int sem_timedwait(sem_t* s, const timespec* abstime) {
@@ -252,7 +256,7 @@ int sem_timedwait(sem_t* s, const timespec* abstime) {
   const int saved = errno;
   if (sem_trywait(s) == 0) return 0;
   errno = saved;
-  return ProfiledWait(s, [&] { return real(s, abstime); });
+  return ProfiledWait(s, [=] { return real(s, abstime); });
 }
 
 int sem_clockwait(sem_t* s, clockid_t clock, const timespec* abstime) {
@@ -262,35 +266,35 @@ int sem_clockwait(sem_t* s, clockid_t clock, const timespec* abstime) {
   const int saved = errno;
   if (sem_trywait(s) == 0) return 0;
   errno = saved;
-  return ProfiledWait(s, [&] { return real(s, clock, abstime); });
+  return ProfiledWait(s, [=] { return real(s, clock, abstime); });
 }
 
 int pthread_barrier_wait(pthread_barrier_t* b) {
   using Fn = int (*)(pthread_barrier_t*);
   LIBDUMP_REAL("pthread_barrier_wait", "GLIBC_2.34", Fn);
   if (!Profiled()) return real(b);
-  return ProfiledWait(b, [&] { return real(b); });
+  return ProfiledWait(b, [=] { return real(b); });
 }
 
 int pthread_join(pthread_t t, void** ret) {
   using Fn = int (*)(pthread_t, void**);
   LIBDUMP_REAL("pthread_join", "GLIBC_2.34", Fn);
   if (!Profiled()) return real(t, ret);
-  return ProfiledWait(reinterpret_cast<const void*>(t), [&] { return real(t, ret); });
+  return ProfiledWait(reinterpret_cast<const void*>(t), [=] { return real(t, ret); });
 }
 
 int pthread_timedjoin_np(pthread_t t, void** ret, const timespec* abstime) {
   using Fn = int (*)(pthread_t, void**, const timespec*);
   LIBDUMP_REAL("pthread_timedjoin_np", "GLIBC_2.34", Fn);
   if (!Profiled()) return real(t, ret, abstime);
-  return ProfiledWait(reinterpret_cast<const void*>(t), [&] { return real(t, ret, abstime); });
+  return ProfiledWait(reinterpret_cast<const void*>(t), [=] { return real(t, ret, abstime); });
 }
 
 int pthread_clockjoin_np(pthread_t t, void** ret, clockid_t clock, const timespec* abstime) {
   using Fn = int (*)(pthread_t, void**, clockid_t, const timespec*);
   LIBDUMP_REAL("pthread_clockjoin_np", "GLIBC_2.34", Fn);
   if (!Profiled()) return real(t, ret, clock, abstime);
-  return ProfiledWait(reinterpret_cast<const void*>(t), [&] { return real(t, ret, clock, abstime); });
+  return ProfiledWait(reinterpret_cast<const void*>(t), [=] { return real(t, ret, clock, abstime); });
 }
 
 }  // extern "C"

@@ -7,6 +7,8 @@
 //       10 us, mutex fraction 100, Go's usual settings) in alternating
 //       blocks of one process: the median of the per-pair wall-time ratios
 //   bench_pprof_locks OPS aa PAIRS         the same with both blocks off (A/A)
+//   bench_pprof_locks OPS uncontended      one thread, OPS lock+unlock pairs of an
+//       uncontended mutex: ns of thread CPU per pair (the fast path alone)
 // Built twice: with the pthread interposition linked (profiles settable)
 // and without it (bench_pprof_locks_plain: what a program pays for nothing).
 #include <time.h>
@@ -94,6 +96,20 @@ int main(int argc, char** argv) {
     return 2;
   }
   const long ops = std::atol(argv[1]);
+  if (argc == 3 && std::strcmp(argv[2], "uncontended") == 0) {
+    std::mutex m;
+    timespec a, b;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+    for (long i = 0; i < ops; ++i) {
+      m.lock();
+      asm volatile("" ::: "memory");
+      m.unlock();
+    }
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+    std::printf("%.2f\n", (1e9 * static_cast<double>(b.tv_sec - a.tv_sec) + static_cast<double>(b.tv_nsec - a.tv_nsec)) /
+                              static_cast<double>(ops));
+    return 0;
+  }
   if (argc < 4) {
     std::printf("%.4f\n", Block(ops));
     return 0;

@@ -7,7 +7,8 @@
 #   Go:      the same workload and rates (go/locks/main.go), the same way;
 #   the interposition's cost when off: the same program built without it
 #            (bench_pprof_locks_plain) against it, REPS rounds of separate
-#            processes, medians.
+#            processes, medians; and an uncontended lock+unlock in one thread
+#            (the fast path alone, in thread CPU time).
 # Wall time: a lock workload's cost is its waiting. On a loaded machine the
 # A/A line shows the method's noise; read the others against it.
 # Usage: bench/pprof/run_locks.sh [BUILD_DIR] [PAIRS] [REPS]
@@ -32,3 +33,9 @@ for r in $(seq "$REPS"); do
 done
 p=$(median <"$T/plain") i=$(median <"$T/interposed")
 echo "interposition, profiles off: $i s vs $p s without it ($(awk -v a="$p" -v b="$i" 'BEGIN {printf "%+.1f%%", (b / a - 1) * 100}'), median of $REPS)"
+# The fast path alone: one thread, an uncontended std::mutex, thread CPU.
+for r in $(seq "$REPS"); do
+  "$B/bench/pprof/bench_pprof_locks_plain" 50000000 uncontended >>"$T/uplain"
+  "$L" 50000000 uncontended >>"$T/uinterposed"
+done
+echo "uncontended lock+unlock: $(median <"$T/uinterposed") ns interposed (profiles off) vs $(median <"$T/uplain") ns without, median of $REPS"
