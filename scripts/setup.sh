@@ -11,8 +11,9 @@ packages=(
   libboost-program-options-dev libboost-iostreams-dev libboost-dev
   libunwind-dev libdw-dev libzstd-dev zlib1g-dev zstd gzip
   libgtest-dev libgmock-dev libbenchmark-dev
-  # interop judges: VisualVM's heap library, go tool pprof, a JDK for the harnesses
-  visualvm golang-go default-jdk-headless
+  # interop judges: VisualVM's heap library, go tool pprof, a JDK for the harnesses,
+  # curl for the /debug/pprof/ requests go tool pprof does not make
+  visualvm golang-go default-jdk-headless curl
   # peers for the benchmarks and real programs for the preload tests
   libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev sqlite3 git python3 time
 )
