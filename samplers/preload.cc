@@ -1,6 +1,21 @@
 // LD_PRELOAD entry points: LIBDUMP_CPUPROFILE=path profiles CPU from load to
 // exit, LIBDUMP_HEAPPROFILE=path writes the heap profile at exit,
-// LIBDUMP_MEMPROFILE_RATE=bytes sets the heap sampling rate.
+// LIBDUMP_MEMPROFILE_RATE=bytes sets the heap sampling rate;
+// LIBDUMP_BLOCKPROFILE=path and LIBDUMP_MUTEXPROFILE=path write the block and
+// mutex profiles at exit, at LIBDUMP_BLOCKPROFILE_RATE=ns and
+// LIBDUMP_MUTEXPROFILE_FRACTION=n (1 when the path is set without them).
+// With any profile on, SIGTERM and SIGINT (left at their default by the
+// program) write the profiles before they end the process, and
+// LIBDUMP_PROFILE_SIGNAL=sig writes the snapshot profiles (heap, block,
+// mutex) to PATH.1, PATH.2, ... each time it arrives.
+//
+// This file is in both preloads: libdump.so (the allocator, heap dumps and
+// every profile: the one line users need) and libdumpprof.so (the profilers
+// alone, for a program that keeps its own malloc). What the preloaded library
+// cannot do is said on stderr at start, never silently skipped: a heap
+// profile or a heap dump without libdump's allocator. When both are
+// preloaded, the first constructor to run claims the environment and the
+// other does nothing, so nothing is profiled twice.
 //
 // Paths take %p (pid) and %t (time). Each file is created at exit, as
 // PATH.partial renamed to PATH when complete: it appears whole or not at all,
@@ -14,17 +29,38 @@
 // the last writer's, only the first process writes PATH: it marks the
 // environment with its pid, and every process it starts writes PATH.<pid>
 // (as gperftools' CPUPROFILE does), unless the path already names the pid.
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
+#include <signal.h>
+
+#include "libdump/heap_dump.h"
 #include "libdump/profiler.h"
 #include "output_file.h"
+
+// Present when libdump's heap dumper is in the process (libdump.so), absent
+// in libdumpprof.so alone.
+namespace libdump {
+int WriteHeapDump(int fd, const HeapDumpOptions& options) __attribute__((weak));
+namespace internal {
+// Default visibility and no anonymous namespace: with both preloads loaded,
+// both constructors call the first library's copy, and only one wins.
+bool ClaimPreloadEnvironment();
+bool ClaimPreloadEnvironment() {
+  static std::atomic<bool> claimed{false};
+  return !claimed.exchange(true);
+}
+}  // namespace internal
+}  // namespace libdump
 
 namespace {
 
@@ -36,12 +72,29 @@ constexpr const char* kRootVar = "LIBDUMP_PROFILE_ROOT";
 // atexit handlers. A forked child drops them.
 std::string* g_cpu_path = nullptr;
 std::string* g_heap_path = nullptr;
+std::string* g_block_path = nullptr;
+std::string* g_mutex_path = nullptr;
+// Once: at exit, or from the writer thread on SIGTERM/SIGINT.
+std::atomic<bool> g_written{false};
+
+// libc's setenv, not the program's: bash defines its own setenv, and one
+// called before bash has read its environment makes bash's getenv (which
+// every other constructor calls) find nothing, and bash lose PATH. libc's
+// changes environ, which bash's main receives after the constructors.
+int LibcSetenv(const char* name, const char* value) {
+  using SetenvFn = int (*)(const char*, const char*, int);
+  static const SetenvFn libc = [] {
+    void* f = dlsym(RTLD_NEXT, "setenv");
+    return f != nullptr ? reinterpret_cast<SetenvFn>(f) : &setenv;
+  }();
+  return libc(name, value, 0);
+}
 
 bool IsFirstProcess() {
   const std::string self = std::to_string(getpid());
   const char* root = getenv(kRootVar);
   if (root == nullptr) {
-    setenv(kRootVar, self.c_str(), 0);
+    LibcSetenv(kRootVar, self.c_str());
     return true;
   }
   return self == root;  // an exec without a fork is still the first process
@@ -75,28 +128,183 @@ void WriteAtExit(const char* what, const std::string& path, WriteFn write) {
   if (err != 0) Report(what, path, err);
 }
 
+// The profiles that are snapshots (all but the CPU one), to path + suffix.
+void WriteSnapshots(const std::string& suffix) {
+  if (g_heap_path != nullptr) {
+    WriteAtExit("heap profile", *g_heap_path + suffix, [](int fd) { return libdump::WriteHeapProfile(fd); });
+  }
+  if (g_block_path != nullptr) {
+    WriteAtExit("block profile", *g_block_path + suffix, [](int fd) { return libdump::WriteBlockProfile(fd); });
+  }
+  if (g_mutex_path != nullptr) {
+    WriteAtExit("mutex profile", *g_mutex_path + suffix, [](int fd) { return libdump::WriteMutexProfile(fd); });
+  }
+}
+
 void AtExit() {
+  if (g_written.exchange(true)) return;
   if (g_cpu_path != nullptr) WriteAtExit("CPU profile", *g_cpu_path, [](int fd) { return libdump::StopCPUProfile(fd); });
-  if (g_heap_path != nullptr) WriteAtExit("heap profile", *g_heap_path, [](int fd) { return libdump::WriteHeapProfile(fd); });
+  WriteSnapshots("");
 }
 
 void ForkChild() {
   g_cpu_path = nullptr;
   g_heap_path = nullptr;
+  g_block_path = nullptr;
+  g_mutex_path = nullptr;
+}
+
+// The number of a signal named as LIBDUMP_HEAPDUMP_SIGNAL accepts it (USR2,
+// SIGUSR2 or a number); 0 if none.
+int SignalNumber(const char* s) {
+  if (std::strncmp(s, "SIG", 3) == 0) s += 3;
+  for (int sig = 1; sig < NSIG; ++sig) {
+    const char* abbrev = sigabbrev_np(sig);
+    if (abbrev != nullptr && std::strcmp(abbrev, s) == 0) return sig;
+  }
+  char* end = nullptr;
+  const long v = std::strtol(s, &end, 10);
+  return end != s && *end == '\0' && v > 0 && v < NSIG ? static_cast<int>(v) : 0;
+}
+
+// Signals. A handler can write no profile (symbolizing allocates and opens
+// files), so it writes the signal's number to a pipe, and a thread started
+// at load time does the work: on LIBDUMP_PROFILE_SIGNAL it writes the
+// snapshot profiles to PATH.1, PATH.2, ... (gperftools' HEAPPROFILESIGNAL);
+// on SIGTERM or SIGINT, which the program left at their default, it writes
+// every profile as at exit and then lets the signal end the process as it
+// would have.
+int g_signal_pipe[2] = {-1, -1};
+int g_snapshot_signal = 0;
+
+void OnProfileSignal(int sig) {
+  const int saved = errno;
+  const unsigned char byte = static_cast<unsigned char>(sig);
+  (void)!write(g_signal_pipe[1], &byte, 1);  // full: one is pending already
+  errno = saved;
+}
+
+void* SignalWriter(void*) {
+  pthread_setname_np(pthread_self(), "libdump-profiles");
+  unsigned snapshots = 0;
+  for (;;) {
+    unsigned char sig;
+    const ssize_t n = read(g_signal_pipe[0], &sig, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return nullptr;
+    if (sig == g_snapshot_signal) {
+      WriteSnapshots("." + std::to_string(++snapshots));
+      continue;
+    }
+    AtExit();
+    signal(sig, SIG_DFL);
+    kill(getpid(), sig);  // this thread blocks it; another takes it and dies
+  }
+}
+
+void InstallSignals(const char* snapshot) {
+  if (snapshot != nullptr) {
+    g_snapshot_signal = SignalNumber(snapshot);
+    if (g_snapshot_signal == 0 || g_snapshot_signal == SIGKILL || g_snapshot_signal == SIGSTOP ||
+        g_snapshot_signal == SIGTERM || g_snapshot_signal == SIGINT || g_snapshot_signal >= 256) {
+      std::fprintf(stderr, "libdump: LIBDUMP_PROFILE_SIGNAL=%s is not a signal profiles can be written on\n",
+                   snapshot);
+      g_snapshot_signal = 0;
+    }
+  }
+  if (pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
+  fcntl(g_signal_pipe[1], F_SETFL, O_NONBLOCK);
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t t;
+  const int rc = pthread_create(&t, nullptr, SignalWriter, nullptr);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (rc != 0) return;
+  pthread_detach(t);
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = OnProfileSignal;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGTERM, SIGINT}) {
+    struct sigaction cur;
+    // A program's own handler (or an inherited SIG_IGN) stays.
+    if (sigaction(sig, nullptr, &cur) == 0 && cur.sa_handler == SIG_DFL) sigaction(sig, &sa, nullptr);
+  }
+  if (g_snapshot_signal != 0) sigaction(g_snapshot_signal, &sa, nullptr);
+}
+
+
+// What a library without libdump's allocator cannot do, said once at start.
+void ReportWithoutAllocator() {
+  if (libdump::WriteHeapDump != nullptr) return;
+  constexpr const char* kUse = "LD_PRELOAD=libdump.so gives heap dumps and every profile";
+  if (const char* sig = getenv("LIBDUMP_HEAPDUMP_SIGNAL")) {
+    // The user asked for the signal to dump, not to kill: ignoring it keeps
+    // the process alive, as it would be with the dumper present.
+    const int n = SignalNumber(sig);
+    if (n != 0 && n != SIGKILL && n != SIGSTOP) signal(n, SIG_IGN);
+    std::fprintf(stderr,
+                 "libdump: LIBDUMP_HEAPDUMP_SIGNAL=%s needs libdump's heap dumper, which libdumpprof.so does not "
+                 "have (%s); the signal is %s\n",
+                 sig, kUse, n != 0 ? "ignored" : "not a signal");
+  }
+  if (const char* oom = getenv("LIBDUMP_HEAPDUMP_ON_OOM")) {
+    std::fprintf(stderr, "libdump: LIBDUMP_HEAPDUMP_ON_OOM=%s needs libdump's heap dumper, which libdumpprof.so does "
+                 "not have (%s)\n", oom, kUse);
+  }
+  if (const char* rate = getenv("LIBDUMP_MEMPROFILE_RATE")) {
+    if (getenv("LIBDUMP_HEAPPROFILE") == nullptr) {
+      std::fprintf(stderr, "libdump: LIBDUMP_MEMPROFILE_RATE=%s has no effect without libdump's allocator (%s)\n",
+                   rate, kUse);
+    }
+  }
 }
 
 __attribute__((constructor)) void Init() {
+  if (!libdump::internal::ClaimPreloadEnvironment()) return;
   pthread_atfork(nullptr, nullptr, ForkChild);
+  ReportWithoutAllocator();
   if (const char* r = getenv("LIBDUMP_MEMPROFILE_RATE")) libdump::SetMemProfileRate(std::strtoll(r, nullptr, 10));
   if (const char* hz = getenv("LIBDUMP_CPUPROFILE_RATE")) libdump::SetCPUProfileRate(std::atoi(hz));
   const char* heap = getenv("LIBDUMP_HEAPPROFILE");
   const char* cpu = getenv("LIBDUMP_CPUPROFILE");
-  if (heap == nullptr && cpu == nullptr) return;
+  const char* block = getenv("LIBDUMP_BLOCKPROFILE");
+  const char* mutex = getenv("LIBDUMP_MUTEXPROFILE");
+  // As `go test -blockprofile` and `-mutexprofile` do: a profile asked for
+  // without its rate records every event.
+  const char* block_rate = getenv("LIBDUMP_BLOCKPROFILE_RATE");
+  if (block_rate != nullptr) {
+    libdump::SetBlockProfileRate(std::strtoll(block_rate, nullptr, 10));
+  } else if (block != nullptr) {
+    libdump::SetBlockProfileRate(1);
+  }
+  const char* fraction = getenv("LIBDUMP_MUTEXPROFILE_FRACTION");
+  if (fraction != nullptr) {
+    libdump::SetMutexProfileFraction(std::atoi(fraction));
+  } else if (mutex != nullptr) {
+    libdump::SetMutexProfileFraction(1);
+  }
+  // Only the first process serves: its children inherit the variable, and
+  // would each either fail to bind its port or serve another one.
+  const char* addr = getenv("LIBDUMP_PPROF_ADDR");
+  if (addr != nullptr && IsFirstProcess()) {
+    std::string error, bound;
+    if (libdump::StartDebugServer(addr, &error, &bound)) {
+      std::fprintf(stderr, "libdump: serving http://%s/debug/pprof/\n", bound.c_str());
+    } else {
+      std::fprintf(stderr, "libdump: LIBDUMP_PPROF_ADDR=%s: %s; not serving /debug/pprof/\n", addr, error.c_str());
+    }
+  }
+  if (heap == nullptr && cpu == nullptr && block == nullptr && mutex == nullptr) return;
   const bool first = IsFirstProcess();
   if (heap != nullptr) {
     const std::string path = ProfilePath(heap, first);
     if (!libdump::InstallHeapProfiler()) {
-      std::fprintf(stderr, "libdump: LIBDUMP_HEAPPROFILE needs libdump's allocator (LD_PRELOAD libdump.so too)\n");
+      std::fprintf(stderr,
+                   "libdump: LIBDUMP_HEAPPROFILE needs libdump's allocator, which libdumpprof.so does not have "
+                   "(LD_PRELOAD=libdump.so gives heap dumps and every profile); no heap profile is written\n");
     } else if (Creatable("heap profile", path)) {
       g_heap_path = new std::string(path);
     }
@@ -108,7 +316,18 @@ __attribute__((constructor)) void Init() {
       else Report("CPU profile", path, errno);
     }
   }
-  if (g_cpu_path != nullptr || g_heap_path != nullptr) atexit(AtExit);
+  if (block != nullptr) {
+    const std::string path = ProfilePath(block, first);
+    if (Creatable("block profile", path)) g_block_path = new std::string(path);
+  }
+  if (mutex != nullptr) {
+    const std::string path = ProfilePath(mutex, first);
+    if (Creatable("mutex profile", path)) g_mutex_path = new std::string(path);
+  }
+  if (g_cpu_path != nullptr || g_heap_path != nullptr || g_block_path != nullptr || g_mutex_path != nullptr) {
+    atexit(AtExit);
+    InstallSignals(getenv("LIBDUMP_PROFILE_SIGNAL"));
+  }
 }
 
 }  // namespace

@@ -13,8 +13,9 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   # the libFuzzer targets (scripts/fuzz.sh): clang and its fuzzer runtime
   clang-14 libclang-rt-14-dev
-  # interop judges: VisualVM's heap library, go tool pprof, a JDK for the harnesses
-  visualvm golang-go default-jdk-headless
+  # interop judges: VisualVM's heap library, go tool pprof, a JDK for the harnesses,
+  # curl for the /debug/pprof/ requests go tool pprof does not make
+  visualvm golang-go default-jdk-headless curl
   # peers for the benchmarks and real programs for the preload tests
   libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev sqlite3 git python3 time
 )

@@ -1,8 +1,9 @@
 # go tool pprof and npm's pprof-format read what libdump's profilers write
-# (CPU, heap, allocs).
+# (CPU, heap, allocs, block, mutex).
 if(TARGET libdump_samplers AND TARGET libdump_heap)
   add_executable(pprof_profile_writer ${CMAKE_CURRENT_LIST_DIR}/pprof/profile_writer.cc)
-  target_link_libraries(pprof_profile_writer PRIVATE libdump_samplers $<LINK_LIBRARY:WHOLE_ARCHIVE,libdump_heap>)
+  target_link_libraries(pprof_profile_writer PRIVATE $<LINK_LIBRARY:WHOLE_ARCHIVE,libdump_pthread_interpose>
+    libdump_samplers $<LINK_LIBRARY:WHOLE_ARCHIVE,libdump_heap>)
   add_test(NAME pprof_go_tool_reads_profiles
     COMMAND ${CMAKE_CURRENT_LIST_DIR}/pprof/go_pprof_check.sh $<TARGET_FILE:pprof_profile_writer>
             ${CMAKE_CURRENT_BINARY_DIR}/pprof_go_check)
@@ -20,4 +21,32 @@ if(TARGET libdump_runtime AND TARGET libdump_prof_preload)
     COMMAND ${CMAKE_CURRENT_LIST_DIR}/pprof/preload_children.sh $<TARGET_FILE:libdump_runtime>
             $<TARGET_FILE:libdump_prof_preload> ${CMAKE_CURRENT_BINARY_DIR}/pprof_preload_children)
   set_tests_properties(pprof_preload_children PROPERTIES LABELS "integration;no_asan" TIMEOUT 300)
+endif()
+# One preload (libdump.so) for dumps and every profile; libdumpprof.so alone
+# says on stderr what it cannot do. Preloads bash: not ASan.
+if(TARGET libdump_runtime AND TARGET libdump_prof_preload)
+  add_test(NAME pprof_one_preload
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/pprof/one_preload.sh $<TARGET_FILE:libdump_runtime>
+            $<TARGET_FILE:libdump_prof_preload> ${CMAKE_CURRENT_BINARY_DIR}/pprof_one_preload)
+  set_tests_properties(pprof_one_preload PROPERTIES LABELS "integration;no_asan" TIMEOUT 120)
+endif()
+# Block and mutex profiles by the preloads' environment: at exit, at a
+# SIGTERM exit, on LIBDUMP_PROFILE_SIGNAL. Preloads a program: not ASan.
+if(TARGET libdump_runtime AND TARGET libdump_prof_preload)
+  add_executable(pprof_lock_program ${CMAKE_CURRENT_LIST_DIR}/pprof/lock_program.cc)
+  target_compile_options(pprof_lock_program PRIVATE -fno-omit-frame-pointer)
+  target_link_libraries(pprof_lock_program PRIVATE Threads::Threads)
+  add_test(NAME pprof_wait_profiles_preload
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/pprof/wait_profiles_preload.sh $<TARGET_FILE:libdump_runtime>
+            $<TARGET_FILE:libdump_prof_preload> $<TARGET_FILE:pprof_lock_program>
+            ${CMAKE_CURRENT_BINARY_DIR}/pprof_wait_profiles_preload)
+  set_tests_properties(pprof_wait_profiles_preload PROPERTIES LABELS "integration;no_asan" TIMEOUT 120)
+endif()
+# /debug/pprof/ over HTTP, read by go tool pprof and curl. Preloads a
+# program: not ASan.
+if(TARGET libdump_runtime AND TARGET pprof_lock_program)
+  add_test(NAME pprof_debug_server
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/pprof/debug_server.sh $<TARGET_FILE:libdump_runtime>
+            $<TARGET_FILE:pprof_lock_program> ${CMAKE_CURRENT_BINARY_DIR}/pprof_debug_server)
+  set_tests_properties(pprof_debug_server PROPERTIES LABELS "integration;no_asan" TIMEOUT 120)
 endif()

@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace libdump {
 
@@ -78,6 +79,60 @@ size_t SampledAllocationStack(const void* p, uintptr_t* pcs, size_t max);
 void ForEachSampledAllocation(void (*visit)(void* ctx, uintptr_t addr, size_t size, const uintptr_t* pcs,
                                             size_t npcs),
                               void* ctx);
+
+// ---- Block and mutex profiles (Go's SetBlockProfileRate, SetMutexProfileFraction) ----
+//
+// Both see the waits of pthread mutexes, rwlocks, condition variables,
+// semaphores, barriers and joins (so std::mutex, std::shared_mutex,
+// std::condition_variable, std::thread::join) through interposition: in
+// libdump.so and libdumpprof.so (LD_PRELOAD), or in a program that links
+// libdump::pthread_interpose. Sample types contentions/count and
+// delay/nanoseconds, as Go's.
+
+// Block profile: about one blocking event per ns nanoseconds spent blocked.
+// An event of d >= ns is always recorded; a shorter one with probability
+// d/ns, and then counted as ns/d events of total delay ns (Go's bias
+// correction), so counts and delays are unbiased. 1 records every event,
+// <= 0 turns the profile off (the default).
+void SetBlockProfileRate(int64_t ns);
+int64_t BlockProfileRate();
+// Writes the block profile (gzipped profile.proto); false on a write error.
+bool WriteBlockProfile(int fd);
+// Forgets the events recorded so far.
+void ResetBlockProfile();
+
+// Mutex profile: on average one contended mutex or rwlock acquisition in n
+// is sampled; its delay is charged to the stacks that released the lock
+// while it waited, and values are multiplied by n when written. 0 turns it
+// off (the default); n < 0 only reads. Returns the previous fraction.
+int SetMutexProfileFraction(int n);
+bool WriteMutexProfile(int fd);
+void ResetMutexProfile();
+
+// True when the pthread interposition is in the process: without it the
+// block and mutex profiles stay empty.
+bool WaitsInterposed();
+
+// ---- Threads profile (Go's goroutine profile) ----
+
+// Every thread's stack, with the world stopped as for a heap dump (for
+// microseconds to milliseconds). debug 0: gzipped pprof, sample type
+// goroutine/count (Go's names), one sample per distinct stack; 1: Go's text,
+// counts by identical stack with a "#" line per frame; 2: one block per
+// thread: "thread TID [STATE, WAIT REASON]: NAME", then its frames.
+// False if the world cannot be stopped or on a write error.
+bool WriteThreadProfile(int fd, int debug = 0);
+
+// ---- /debug/pprof/ over HTTP (Go's net/http/pprof) ----
+
+// Serves /debug/pprof/ (index, profile?seconds=N, heap, allocs, block,
+// mutex, cmdline, symbol, heapdump?zstd=1) on address "HOST:PORT" from
+// threads of its own; "" means 127.0.0.1:6060, an empty HOST 127.0.0.1:
+// loopback unless the address says otherwise. Port 0 picks a free port,
+// returned in *bound. Turns the heap profiler on (InstallHeapProfiler).
+// False with *error set if the address is bad, cannot be bound, or a server
+// already runs. LD_PRELOAD: LIBDUMP_PPROF_ADDR=127.0.0.1:6060.
+bool StartDebugServer(const std::string& address, std::string* error = nullptr, std::string* bound = nullptr);
 
 // ---- The sampling distance, for allocators ----
 

@@ -34,4 +34,12 @@ check "allocs -traces" "bytes:" -traces "$D/allocs.pprof"
 L=$(cat "$D/alloc_line")
 check "heap -lines file:line" "ProfWriterAlloc[^ ]* .*profile_writer.cc:$L\$" -top -lines -sample_index=alloc_objects "$D/heap.pprof"
 check "heap -list source line" "^ +[0-9.]+[kMG]?B? +[0-9.]+[kMG]?B? +$L: " -source_path / -list ProfWriterAlloc -sample_index=alloc_space "$D/allocs.pprof"
+# Block: ProfWriterBlocked waited once, at least 45 ms (a 50 ms sleep less
+# the start-up), for the mutex ProfWriterHold held; mutex: the wait charged
+# to ProfWriterHold, which released it.
+check "block -raw" "PeriodType: contentions count" -raw "$D/block.pprof"
+check "block contentions" "^ +0 +0% +[0-9.]+% +1 +[0-9.]+% .*ProfWriterBlocked" -top -cum -sample_index=contentions "$D/block.pprof"
+check "block delay" "^ +0 +0% +[0-9.]+% +(4[5-9]|[5-9][0-9]|[1-9][0-9]{2,})(\.[0-9]+)?ms .*ProfWriterBlocked" -top -cum -sample_index=delay "$D/block.pprof"
+check "mutex -raw" "PeriodType: contentions count" -raw "$D/mutex.pprof"
+check "mutex charged to the holder" "^ +0 +0% +[0-9.]+% +(4[5-9]|[5-9][0-9]|[1-9][0-9]{2,})(\.[0-9]+)?ms .*ProfWriterHold" -top -cum -sample_index=delay "$D/mutex.pprof"
 exit $fail

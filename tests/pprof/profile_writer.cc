@@ -1,13 +1,18 @@
 // Writes one CPU and two heap profiles of known content for the go tool
 // pprof interop test: ProfWriterBurn burns the CPU, ProfWriterAlloc makes
 // 1000 allocations of which 600 stay live, and writes the source line of
-// its allocating call to OUTDIR/alloc_line.
+// its allocating call to OUTDIR/alloc_line. Then a block and a mutex
+// profile (every event recorded): ProfWriterBlocked waits once for a mutex
+// that ProfWriterHold holds 50 ms.
 #include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "libdump/heap.h"
@@ -34,6 +39,25 @@ __attribute__((noipa)) void* ProfWriterAlloc(size_t n) {
   void* p = libdump::Allocate(n);
   asm volatile("" ::: "memory");
   return p;
+}
+
+std::mutex g_mu;
+std::atomic<bool> g_held{false};
+
+__attribute__((noipa)) void ProfWriterHold() {
+  g_mu.lock();
+  g_held = true;
+  const timespec ts{0, 50000000};
+  nanosleep(&ts, nullptr);
+  g_mu.unlock();
+  asm volatile("" ::: "memory");
+}
+
+__attribute__((noipa)) void ProfWriterBlocked() {
+  while (!g_held) std::this_thread::yield();
+  g_mu.lock();
+  g_mu.unlock();
+  asm volatile("" ::: "memory");
 }
 
 int Open(const std::string& path) {
@@ -69,6 +93,20 @@ int main(int argc, char** argv) {
                             std::pair{"/allocs.pprof", libdump::HeapProfileKind::kAllocs}}) {
     const int fd = Open(dir + name);
     if (fd < 0 || !libdump::WriteHeapProfile(fd, kind)) return 1;
+    close(fd);
+  }
+
+  libdump::SetBlockProfileRate(1);
+  libdump::SetMutexProfileFraction(1);
+  std::thread holder(ProfWriterHold), blocked(ProfWriterBlocked);
+  holder.join();
+  blocked.join();
+  libdump::SetBlockProfileRate(0);
+  libdump::SetMutexProfileFraction(0);
+  for (auto [name, write] : {std::pair{"/block.pprof", &libdump::WriteBlockProfile},
+                             std::pair{"/mutex.pprof", &libdump::WriteMutexProfile}}) {
+    const int fd = Open(dir + name);
+    if (fd < 0 || !write(fd)) return 1;
     close(fd);
   }
   return 0;

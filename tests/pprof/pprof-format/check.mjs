@@ -145,4 +145,14 @@ for (const [name, dflt] of [['heap.pprof', 'inuse_space'], ['allocs.pprof', 'all
       at !== undefined && Number(at.line) === allocLine && file.endsWith('profile_writer.cc'));
   });
 }
+// ProfWriterBlocked waited once, at least 45 ms (a 50 ms sleep, which a
+// loaded machine stretches), for the mutex ProfWriterHold held.
+for (const [name, fn] of [['block.pprof', 'ProfWriterBlocked'], ['mutex.pprof', 'ProfWriterHold']]) {
+  check(name, (p, v) => {
+    expect(`${name} sample types ${v.types}`, v.types.join() === 'contentions/count,delay/nanoseconds');
+    const n = v.sum('contentions/count', fn);
+    const ms = v.sum('delay/nanoseconds', fn) / 1e6;
+    expect(`${name} ${fn}: ${n} contention of ${ms} ms (1 of >= 45 expected)`, n === 1 && ms >= 45 && ms < 5000);
+  });
+}
 process.exit(failures ? 1 : 0);

@@ -1,0 +1,3 @@
+module libdump/bench/pprof/go/locks
+
+go 1.19

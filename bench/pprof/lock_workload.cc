@@ -1,0 +1,140 @@
+// A lock-heavy workload for the block and mutex profiles' overhead: 8
+// threads take one of 2 mutexes for a short critical section, and every 16
+// operations hand a token to their partner thread through a condition
+// variable (std::mutex, std::condition_variable: pthread underneath).
+//   bench_pprof_locks OPS                  one run, prints wall seconds
+//   bench_pprof_locks OPS alternate PAIRS  profiles off and on (block rate
+//       10 us, mutex fraction 100, Go's usual settings) in alternating
+//       blocks of one process: the median of the per-pair wall-time ratios
+//   bench_pprof_locks OPS aa PAIRS         the same with both blocks off (A/A)
+//   bench_pprof_locks OPS uncontended      one thread, OPS lock+unlock pairs of an
+//       uncontended mutex: ns of thread CPU per pair (the fast path alone)
+// Built twice: with the pthread interposition linked (profiles settable)
+// and without it (bench_pprof_locks_plain: what a program pays for nothing).
+#include <time.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#ifdef LIBDUMP_LOCK_BENCH_PROFILED
+#include "libdump/profiler.h"
+#endif
+
+namespace {
+
+constexpr int kThreads = 8, kLocks = 2, kHandoffEvery = 16;
+
+struct alignas(64) Shared {
+  std::mutex mu;
+  long counter = 0;
+};
+Shared g_locks[kLocks];
+
+// One condition variable hand-off channel per pair of threads.
+struct alignas(64) Pair {
+  std::mutex mu;
+  std::condition_variable cv;
+  int turn = 0;  // which of the two may go
+};
+Pair g_pairs[kThreads / 2];
+
+void Worker(int id, long ops) {
+  Pair& p = g_pairs[id / 2];
+  const int me = id % 2;
+  unsigned x = static_cast<unsigned>(id) * 2654435761u + 1;
+  for (long i = 0; i < ops; ++i) {
+    x = x * 1664525u + 1013904223u;
+    Shared& s = g_locks[(x >> 16) % kLocks];
+    {
+      std::lock_guard<std::mutex> l(s.mu);
+      s.counter += x & 7;
+    }
+    if (i % kHandoffEvery == kHandoffEvery - 1) {
+      std::unique_lock<std::mutex> l(p.mu);
+      p.cv.wait(l, [&] { return p.turn == me; });
+      p.turn = 1 - me;
+      p.cv.notify_one();
+    }
+  }
+  // The partner may wait for one last turn.
+  std::lock_guard<std::mutex> l(p.mu);
+  p.turn = 1 - me;
+  p.cv.notify_one();
+}
+
+double Block(long ops) {
+  for (Pair& p : g_pairs) p.turn = 0;
+  timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  std::vector<std::thread> t;
+  for (int i = 0; i < kThreads; ++i) t.emplace_back(Worker, i, ops / kThreads);
+  for (std::thread& th : t) th.join();
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  return static_cast<double>(b.tv_sec - a.tv_sec) + 1e-9 * static_cast<double>(b.tv_nsec - a.tv_nsec);
+}
+
+void SetProfiles(bool on) {
+#ifdef LIBDUMP_LOCK_BENCH_PROFILED
+  libdump::SetBlockProfileRate(on ? 10000 : 0);
+  libdump::SetMutexProfileFraction(on ? 100 : 0);
+#else
+  (void)on;
+#endif
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s OPS [alternate|aa PAIRS]\n", argv[0]);
+    return 2;
+  }
+  const long ops = std::atol(argv[1]);
+  if (argc == 3 && std::strcmp(argv[2], "uncontended") == 0) {
+    std::mutex m;
+    timespec a, b;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+    for (long i = 0; i < ops; ++i) {
+      m.lock();
+      asm volatile("" ::: "memory");
+      m.unlock();
+    }
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+    std::printf("%.2f\n", (1e9 * static_cast<double>(b.tv_sec - a.tv_sec) + static_cast<double>(b.tv_nsec - a.tv_nsec)) /
+                              static_cast<double>(ops));
+    return 0;
+  }
+  if (argc < 4) {
+    std::printf("%.4f\n", Block(ops));
+    return 0;
+  }
+  const bool aa = std::strcmp(argv[2], "aa") == 0;
+  const int pairs = std::atoi(argv[3]);
+  std::vector<double> ratios;
+  double off = 0, on = 0;
+  for (int k = 0; k < pairs; ++k) {
+    double t[2];
+    for (int j = 0; j < 2; ++j) {
+      const int is_on = (j + k) & 1;
+      SetProfiles(is_on != 0 && !aa);
+      t[is_on] = Block(ops);
+    }
+    SetProfiles(false);
+    ratios.push_back(t[1] / t[0]);
+    off += t[0];
+    on += t[1];
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const auto pct = [](double r) { return (r - 1) * 100; };
+  std::printf("%s, %d pairs of %ld ops: median %+.2f%% (quartiles %+.2f%% .. %+.2f%%), totals %+.2f%%, %.0f ns/op off\n",
+              aa ? "libdump A/A (both off)" : "libdump block 10us + mutex 1/100", pairs, ops,
+              pct(ratios[ratios.size() / 2]), pct(ratios[ratios.size() / 4]), pct(ratios[ratios.size() * 3 / 4]),
+              pct(on / off), off / pairs / static_cast<double>(ops) * 1e9);
+  return 0;
+}

@@ -1,0 +1,19 @@
+// /debug/pprof/ over HTTP for a running program, as Go's net/http/pprof
+// serves it, with Boost.Beast: the index page, profile?seconds=N (one CPU
+// profile at a time), heap, allocs, block, mutex, cmdline, symbol, and
+// heapdump (WriteHeapDump, ?zstd=1) when libdump's heap dumper is present.
+#pragma once
+
+#include <string>
+
+namespace libdump::samplers {
+
+struct ParsedAddress {
+  std::string host;  // an IP address
+  unsigned short port;
+};
+// "HOST:PORT" ([V6]:PORT); an empty host means 127.0.0.1 (loopback unless
+// the address says otherwise), "localhost" too. False with *error set.
+bool ParseListenAddress(const std::string& address, ParsedAddress* out, std::string* error);
+
+}  // namespace libdump::samplers
