@@ -153,7 +153,12 @@ class HprofReader::Impl {
   }
 
   void ReadSubRecordAt(uint64_t offset, HprofVisitor& v) {
-    if (!sized_ || id_size_ == 0 || offset >= size_) Fail(offset, "heap", "no sub-record here");
+    if (id_size_ == 0) {
+      // A reader that has not read this file yet: its header gives the id size.
+      HprofVisitor none;
+      ReadHeader(none);
+    }
+    if (!sized_ || offset >= size_) Fail(offset, "heap", "no sub-record here");
     if (mem_) {
       pos_ = offset;
     } else {

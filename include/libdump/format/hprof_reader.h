@@ -113,7 +113,7 @@ class HprofReader {
   // Reads the whole file. Throws FormatError.
   void Read(HprofVisitor& v);
   // Reads the one heap sub-record at `offset` (from an earlier Read() of this
-  // regular file). Throws FormatError.
+  // regular file; a new reader reads the header first). Throws FormatError.
   void ReadSubRecordAt(uint64_t offset, HprofVisitor& v);
 
   uint32_t id_size() const;
