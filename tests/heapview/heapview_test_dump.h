@@ -53,7 +53,7 @@ inline void WriteTestDump(std::ostream& out) {
   Object(w, 0x1500, 0, f, sizeof f);         // F, untyped
   NodeObject(w, 0x1600, 0x1000, 0x1700, 7);  // G
   NodeObject(w, 0x1700, 0, 0, 8);            // H
-  NodeObject(w, 0x1800, 0x1000, 0, 9);       // U, unreachable
+  NodeObject(w, 0x1800, 0, 0, 9);            // U, unreachable
   w.DataRoot({0x9000, 0x1600});              // G
   w.OtherRoot("registry", 0x1200);           // C
   w.Eof();

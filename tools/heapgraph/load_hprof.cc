@@ -1,8 +1,10 @@
 // hprof files into a HeapGraph. Object sizes follow VisualVM's heap library
 // (the reader the project's interop checks use), so retained sizes agree with
-// it: an instance is its field bytes plus a header of two ids, an array its
-// elements plus a header of two ids and a 4-byte length, rounded up to 8
-// bytes. Class objects are nodes (their statics are references) of size 0.
+// it: an instance is its class's instance size (the CLASS DUMP field; when the
+// class is dumped after the instance, its field bytes plus a header of two
+// ids), an array its elements plus a header of two ids and a 4-byte length,
+// rounded up to 8 bytes. Class objects are nodes (their statics are
+// references) of size 0.
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -112,6 +114,7 @@ class Pass1 final : public format::hprof::HprofVisitor {
     ClassInfo& k = g_.classes[ci];
     k.id = c.id;
     k.instance_size = c.instance_size;
+    dumped_[ci] = true;
     super_id_[ci] = c.super;
     uint32_t off = 0;
     k.fields.clear();
@@ -130,7 +133,9 @@ class Pass1 final : public format::hprof::HprofVisitor {
     k.object = b_.AddObject(c.id, ClassClass(), 0, at);
   }
   void Instance(uint64_t at, uint64_t id, uint32_t trace, uint64_t cls, std::span<const uint8_t> f) override {
-    NoteTrace(b_.AddObject(id, ClassFor(cls), header_ + f.size(), at), trace);
+    const uint32_t ci = ClassFor(cls);
+    const uint64_t size = dumped_[ci] ? g_.classes[ci].instance_size : header_ + f.size();
+    NoteTrace(b_.AddObject(id, ci, size, at), trace);
   }
   void ObjArray(uint64_t at, uint64_t id, uint32_t trace, uint64_t cls, uint32_t n) override {
     const uint32_t ci = ClassFor(cls);
@@ -269,6 +274,7 @@ class Pass1 final : public format::hprof::HprofVisitor {
   uint32_t NewClass(ClassInfo c, bool synthetic) {
     g_.classes.push_back(std::move(c));
     synthetic_.push_back(synthetic);
+    dumped_.push_back(false);
     return static_cast<uint32_t>(g_.classes.size() - 1);
   }
   uint32_t ClassFor(uint64_t id) {
@@ -312,6 +318,7 @@ class Pass1 final : public format::hprof::HprofVisitor {
   std::unordered_map<uint64_t, uint32_t> class_of_;
   std::unordered_map<uint32_t, uint64_t> super_id_;
   std::vector<bool> synthetic_;
+  std::vector<bool> dumped_;  // a CLASS DUMP was seen
   uint32_t prim_class_[16] = {};
   uint32_t class_class_ = 0;
   std::vector<std::pair<Index, uint32_t>> object_traces_;
