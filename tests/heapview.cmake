@@ -11,7 +11,7 @@ if(TARGET heapview AND TARGET dumptohprof)
      $<TARGET_FILE:dumptohprof> -q ${_hv}/graph.dump ${_hv}/graph.hprof")
   set_tests_properties(heapview_make_dump PROPERTIES FIXTURES_SETUP heapview_dump LABELS integration)
 
-  add_test(NAME heapview_cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/heapview/cli_test.sh $<TARGET_FILE:heapview>
+  add_test(NAME heapview_cli COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/heapview/cli_test.sh $<TARGET_FILE:heapview>
     ${_hv}/graph.dump ${_hv}/graph.hprof ${_hv}/cli)
   set_tests_properties(heapview_cli PROPERTIES FIXTURES_REQUIRED heapview_dump LABELS integration TIMEOUT 120)
 
