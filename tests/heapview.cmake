@@ -18,7 +18,7 @@ if(TARGET heapview AND TARGET dumptohprof)
   # Chromium cannot run under ASan's interceptors' process (it is not
   # instrumented, and heapview is only its server), but heapview under ASan is
   # still exercised: the browser talks to the ASan build of heapview.
-  add_test(NAME heapview_browser COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/heapview/browser_test.sh $<TARGET_FILE:heapview>
+  add_test(NAME heapview_browser COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/heapview/browser_test.sh $<TARGET_FILE:heapview>
     ${_hv}/graph.dump ${_hv}/browser)
   set_tests_properties(heapview_browser PROPERTIES FIXTURES_REQUIRED heapview_dump LABELS integration TIMEOUT 180)
 endif()
