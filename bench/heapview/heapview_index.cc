@@ -25,10 +25,10 @@ int main(int argc, char** argv) {
     std::printf("  %-22s %7.2f s\n", what.c_str(), std::chrono::duration<double>(now - t).count());
     t = now;
   };
-  std::string phase = "read objects";
+  std::string phase = "objects";
   libdump::heapgraph::Load(argv[1], g, [&](const char* p, uint64_t) {
-    if (p != phase && std::string(p) != phase) {
-      lap(phase);
+    if (phase != p) {
+      lap("read " + phase);
       phase = p;
     }
   });
