@@ -13,6 +13,7 @@ if [ ! -d "$here/browser/node_modules/puppeteer-core" ]; then
 fi
 "$tool" --port 0 -q "$dump" > "$work/server.out" 2> "$work/server.err" &
 pid=$!
+trap 'kill $pid 2>/dev/null' EXIT
 url=
 for _ in $(seq 1 100); do
   url=$(sed -n 's/^heapview: serving \(http:[^ ]*\) .*/\1/p' "$work/server.out")

@@ -35,6 +35,9 @@ check "hprof record longer than the file: exit 1, one line" \
   "[ $? -eq 1 ] && grep -q '^$work/giant.hprof:31: UTF8: length 4294967295 runs past the end of the file' '$work/err'"
 
 # Serving: --port 0 picks a free port; the URL is on stdout.
+pid=
+# A failing check must not leave a server behind.
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null' EXIT
 start() {
   "$@" > "$work/server.out" 2> "$work/server.err" &
   pid=$!
