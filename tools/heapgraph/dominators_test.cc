@@ -100,6 +100,28 @@ TEST(Dominators, GraphDClassRetained) {
   EXPECT_EQ(g.classes[1].bytes, 6u);
 }
 
+// Ids out of file order (HotSpot writes them so): lookups go through by_id.
+TEST(GraphBuilder, FindsIdsOutOfOrder) {
+  HeapGraph g;
+  g.classes.push_back(Class("C"));
+  GraphBuilder b(g);
+  for (uint64_t id : {0x300, 0x100, 0x200}) b.AddObject(id, 0, 16, 0);
+  b.FinishObjects();
+  b.FinishEdges();
+  EXPECT_EQ(g.by_id, (std::vector<Index>{1, 2, 0}));
+  EXPECT_EQ(g.Find(0x200), 2u);
+  EXPECT_EQ(g.Find(0x208), kNone);
+  EXPECT_EQ(FindContaining(g, 0x30f), 0u);
+  EXPECT_EQ(FindContaining(g, 0x310), kNone);
+  EXPECT_EQ(FindContaining(g, 0xff), kNone);
+  HeapGraph dup;
+  dup.classes.push_back(Class("C"));
+  GraphBuilder d(dup);
+  d.AddObject(0x100, 0, 8, 0);
+  d.AddObject(0x100, 0, 8, 1);
+  EXPECT_THROW(d.FinishObjects(), std::runtime_error);
+}
+
 // A chain of a million objects: no recursion anywhere.
 TEST(Dominators, DeepChain) {
   const size_t n = 1000000;

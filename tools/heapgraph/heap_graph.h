@@ -91,7 +91,7 @@ struct HeapGraph {
   std::vector<uint32_t> out_begin;  // n + 1
   std::vector<Index> out;
   std::vector<uint64_t> weak_edges;  // bit per entry of `out`: a Reference's referent
-  std::vector<Index> by_id;      // object indices in increasing id
+  std::vector<Index> by_id;      // object indices in increasing id; empty when file order is id order
 
   // Allocation stacks (dump: allocstack records; hprof: traces of objects
   // that name one). stack_of maps an object to an index of stacks.
@@ -108,6 +108,7 @@ struct HeapGraph {
   uint64_t reachable_objects = 0;
 
   size_t size() const { return ids.size(); }
+  Index ById(size_t k) const { return by_id.empty() ? static_cast<Index>(k) : by_id[k]; }
   uint64_t Size(Index i) const { return size32[i] != UINT32_MAX ? size32[i] : big_sizes.at(i); }
   std::span<const Index> Out(Index i) const { return {out.data() + out_begin[i], out.data() + out_begin[i + 1]}; }
   bool WeakEdge(uint64_t e) const { return weak_edges[e >> 6] >> (e & 63) & 1; }
