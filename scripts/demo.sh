@@ -24,3 +24,10 @@ if [ -x build/tools/dumptohprof/dumptohprof ]; then
   build/tools/dumptohprof/dumptohprof "$dump" "$out/example.hprof"
   echo "hprof written to $out/example.hprof (open it in VisualVM, Eclipse MAT or jhat)"
 fi
+if [ -x build/tools/heapview/heapview ]; then
+  echo "== readdump --dominators --top 5"
+  build/tools/readdump/readdump --dominators --top 5 "$dump"
+  # Serving is opt-in so the demo ends: LIBDUMP_DEMO_SERVE=1 serves until Ctrl-C.
+  echo "== heapview: build/tools/heapview/heapview $out/example.hprof serves http://127.0.0.1:7000/"
+  if [ "${LIBDUMP_DEMO_SERVE:-0}" = 1 ]; then build/tools/heapview/heapview "$out/example.hprof"; fi
+fi

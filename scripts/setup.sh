@@ -14,8 +14,9 @@ packages=(
   # the libFuzzer targets (scripts/fuzz.sh): clang and its fuzzer runtime
   clang-14 libclang-rt-14-dev
   # interop judges: VisualVM's heap library, go tool pprof, a JDK for the harnesses,
-  # curl for the /debug/pprof/ requests go tool pprof does not make
-  visualvm golang-go default-jdk-headless curl
+  # curl for the /debug/pprof/ requests go tool pprof does not make, and the
+  # browser heapview's pages are tested in
+  visualvm golang-go default-jdk-headless curl chromium
   # peers for the benchmarks and real programs for the preload tests
   libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev sqlite3 git python3 time
 )
@@ -23,14 +24,18 @@ packages=(
 # npm comes with Node.js on the machines CI uses; Debian has it apart.
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 
-# The second real reader of the profiles (tests/pprof/pprof-format): the npm
-# package its package-lock.json pins, installed beside the check.
+# The second real reader of the profiles (tests/pprof/pprof-format) and the
+# driver of heapview's browser test (tests/heapview/browser, puppeteer-core):
+# the npm packages their package-lock.json files pin, installed beside them.
 npm_packages() {
-  local d
-  d="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/pprof/pprof-format"
-  [ -f "$d/node_modules/pprof-format/package.json" ] && return 0
-  echo "setup: npm ci in $d"
-  (cd "$d" && npm ci --no-audit --no-fund --loglevel=error)
+  local root d pkg d_pkg
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  for d_pkg in tests/pprof/pprof-format:pprof-format tests/heapview/browser:puppeteer-core; do
+    d="$root/${d_pkg%%:*}" pkg="${d_pkg#*:}"
+    [ -f "$d/node_modules/$pkg/package.json" ] && continue
+    echo "setup: npm ci in $d"
+    (cd "$d" && npm ci --no-audit --no-fund --loglevel=error)
+  done
 }
 
 missing=()

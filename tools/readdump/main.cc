@@ -10,6 +10,7 @@
 #include "libdump/format/reader.h"
 #include "options.h"
 #include "records.h"
+#include "analysis_verbs.h"
 #include "summary.h"
 #include "threads.h"
 #include "validate.h"
@@ -176,6 +177,7 @@ int main(int argc, char** argv) {
       break;
   }
   try {
+    if (options.Analysis()) return RunAnalysis(options);
     return Run(options).Main();
   } catch (const libdump::format::FormatError& e) {
     std::cout.flush();

@@ -33,7 +33,13 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
       ("histogram", po::bool_switch(&o.histogram), "objects and bytes per type, largest first")
       ("top", po::value<std::string>()->value_name("N"), "with --histogram: only the N largest types (implies --histogram)")
       ("threads", po::bool_switch(&o.threads), "each thread with its frames")
-      ("json", po::bool_switch(&o.json), "one JSON document instead of text");
+      ("json", po::bool_switch(&o.json), "one JSON document instead of text")
+      ("dominators", po::bool_switch(&o.dominators),
+       "the objects that retain the most (dominator tree under the roots); with --top N only N")
+      ("path-to-root", po::value<std::string>(&o.path_to_root)->value_name("ADDR"),
+       "the shortest chain of strong references from a root to the object at ADDR")
+      ("diff", po::value<std::string>(&o.diff_old)->value_name("OLD"),
+       "--diff OLD NEW: per-class change of count, bytes and retained bytes from OLD to NEW");
   po::options_description hidden;
   hidden.add_options()("file", po::value<std::string>(&o.file));
   po::options_description all;
@@ -65,8 +71,9 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
       err << "readdump: --top needs a positive number\n";
       return ParseResult::kUsageError;
     }
-    o.histogram = true;
+    if (!o.dominators && o.diff_old.empty()) o.histogram = true;
   }
+  if (o.Analysis()) return ParseResult::kRun;
   if (!o.records && !o.validate && !o.histogram && !o.threads) o.summary = true;
   return ParseResult::kRun;
 }

@@ -17,6 +17,11 @@ struct Options {
   bool threads = false;
   bool validate = false;
   bool json = false;
+  // Analysis verbs (tools/heapgraph): FILE may also be an hprof.
+  bool dominators = false;
+  std::string path_to_root;  // object address or id
+  std::string diff_old;      // --diff OLD NEW: FILE is NEW
+  bool Analysis() const { return dominators || !path_to_root.empty() || !diff_old.empty(); }
 };
 
 enum class ParseResult { kRun, kHelp, kUsageError };

@@ -1,0 +1,63 @@
+// The heap dump of heapview's tests: the hand-built graph H of
+// testdata/README.md ("Heap graphs"), whose dominators and retained sizes are
+// worked out there, with a class named <script>alert(1)</script>.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+
+#include "libdump/format/sink.h"
+#include "libdump/format/writer.h"
+
+namespace libdump::heapview::testing {
+
+namespace detail {
+
+inline constexpr uint64_t kNode = 0x100, kScript = 0x200;
+
+struct Node {
+  uint64_t next, child;
+  int64_t val;
+};
+
+inline void Object(format::Writer& w, uint64_t addr, uint64_t type, const void* data, uint64_t size) {
+  w.Object({addr, type, format::kObjRegular, size}, data);
+}
+
+inline void NodeObject(format::Writer& w, uint64_t addr, uint64_t next, uint64_t child, int64_t val) {
+  const Node n{next, child, val};
+  Object(w, addr, kNode, &n, sizeof n);
+}
+
+}  // namespace detail
+
+inline void WriteTestDump(std::ostream& out) {
+  using namespace libdump::format;
+  using namespace detail;
+  OstreamSink sink(out);
+  Writer w(sink);
+  w.Header();
+  w.Params({0, 8, 0, 0x1000, 0x2000});
+  w.Type({kNode, 24, "Node", false, {{kFieldPtr, 0}, {kFieldPtr, 8}}});
+  w.TypeFields({kNode, {{0, kFieldPtr, 8, "next"}, {8, kFieldPtr, 8, "child"}, {16, kFieldInt, 8, "val"}}});
+  w.Type({kScript, 16, "<script>alert(1)</script>", false, {{kFieldPtr, 0}}});
+  w.TypeFields({kScript, {{0, kFieldPtr, 8, "p"}, {8, kFieldInt, 8, "x"}}});
+  // A, B, C, D, E, F, G, H, U of graph H.
+  NodeObject(w, 0x1000, 0x1100, 0x1200, 1);  // A
+  NodeObject(w, 0x1100, 0x1300, 0, 2);       // B
+  NodeObject(w, 0x1200, 0x1300, 0x1400, 3);  // C
+  NodeObject(w, 0x1300, 0, 0x1508, 4);       // D (an interior pointer into F)
+  const uint64_t e[2] = {0, 5};
+  Object(w, 0x1400, kScript, e, sizeof e);   // E
+  char f[64] = "hello heapview";
+  Object(w, 0x1500, 0, f, sizeof f);         // F, untyped
+  NodeObject(w, 0x1600, 0x1000, 0x1700, 7);  // G
+  NodeObject(w, 0x1700, 0, 0, 8);            // H
+  NodeObject(w, 0x1800, 0, 0, 9);            // U, unreachable
+  w.DataRoot({0x9000, 0x1600});              // G
+  w.OtherRoot("registry", 0x1200);           // C
+  w.Eof();
+  w.Flush();
+}
+
+}  // namespace libdump::heapview::testing

@@ -1,0 +1,27 @@
+// Everything computed once when a heap is opened.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "heap_graph.h"
+
+namespace libdump::heapgraph {
+
+// Dominators, retained sizes, paths from the roots, per-class counts, bytes
+// and retained bytes, the top retainers. `step` is told each phase's name.
+void Analyze(HeapGraph& g, const std::function<void(const std::string&)>& step = {});
+
+// Objects whose retained size is more than `fraction` of the reachable heap
+// (most retained first), and classes whose instances together are.
+struct Suspects {
+  std::vector<Index> objects;
+  std::vector<uint32_t> classes;
+};
+Suspects LeakSuspects(const HeapGraph& g, double fraction = 0.10);
+
+// Objects the given one immediately dominates, most retained first. A scan
+// of the idom array (no child index is kept).
+std::vector<Index> Dominated(const HeapGraph& g, Index obj);
+
+}  // namespace libdump::heapgraph

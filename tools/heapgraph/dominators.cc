@@ -1,0 +1,136 @@
+#include "dominators.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace libdump::heapgraph {
+namespace {
+
+constexpr uint32_t kUnseen = UINT32_MAX;
+
+}  // namespace
+
+void ComputeDominators(HeapGraph& g) {
+  const Index n = static_cast<Index>(g.size());
+  const Index root = n;  // the super root, node n
+  // Every array below is indexed by DFS number (0 = the super root) except
+  // dfn, indexed by node: numbering by DFS order keeps the semidominator
+  // comparisons plain integer ones. idom holds each node's DFS parent until
+  // the last phase turns it into the immediate dominator (semi-NCA: no
+  // buckets, one array less than Lengauer-Tarjan's original).
+  std::vector<uint32_t> dfn(n + 1, kUnseen);
+  std::vector<Index> vertex;
+  vertex.reserve(n + 1);
+  std::vector<uint32_t> idom(n + 1, 0);
+
+  // Roots, deduplicated (an object may be several roots).
+  std::vector<Index> roots;
+  for (const Root& r : g.roots) roots.push_back(r.object);
+  std::sort(roots.begin(), roots.end());
+  roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
+  auto succ = [&](Index v) -> std::span<const Index> { return v == root ? std::span<const Index>(roots) : g.Out(v); };
+
+  // Iterative DFS: (node, next successor) pairs.
+  {
+    std::vector<std::pair<Index, uint32_t>> stack;
+    dfn[root] = 0;
+    vertex.push_back(root);
+    stack.push_back({root, 0});
+    while (!stack.empty()) {
+      auto& [v, k] = stack.back();
+      const auto s = succ(v);
+      if (k == s.size()) {
+        stack.pop_back();
+        continue;
+      }
+      const Index w = s[k++];
+      if (dfn[w] != kUnseen) continue;
+      dfn[w] = static_cast<uint32_t>(vertex.size());
+      idom[dfn[w]] = dfn[v];  // the DFS parent
+      vertex.push_back(w);
+      stack.push_back({w, 0});
+    }
+  }
+  const uint32_t m = static_cast<uint32_t>(vertex.size());
+  idom.resize(m);
+
+  // Predecessors of reached nodes, by DFS number, as a CSR.
+  std::vector<uint32_t> pred_begin(m + 1, 0);
+  std::vector<uint32_t> pred;
+  {
+    for (uint32_t i = 0; i < m; ++i) {
+      for (Index w : succ(vertex[i])) ++pred_begin[dfn[w] + 1];
+    }
+    for (uint32_t i = 0; i < m; ++i) pred_begin[i + 1] += pred_begin[i];
+    pred.resize(pred_begin[m]);
+    std::vector<uint32_t> fill(pred_begin.begin(), pred_begin.end() - 1);
+    for (uint32_t i = 0; i < m; ++i) {
+      for (Index w : succ(vertex[i])) pred[fill[dfn[w]]++] = i;
+    }
+  }
+  std::vector<uint32_t>().swap(dfn);
+
+  std::vector<uint32_t> semi(m), label(m), ancestor(m, kUnseen);
+  for (uint32_t i = 0; i < m; ++i) semi[i] = label[i] = i;
+
+  // eval with path compression, iterative: climb to the forest root first,
+  // then compress top-down.
+  std::vector<uint32_t> path;
+  auto eval = [&](uint32_t v) -> uint32_t {
+    if (ancestor[v] == kUnseen) return v;
+    path.clear();
+    uint32_t x = v;
+    while (ancestor[ancestor[x]] != kUnseen) {
+      path.push_back(x);
+      x = ancestor[x];
+    }
+    for (size_t k = path.size(); k-- > 0;) {
+      const uint32_t y = path[k];
+      const uint32_t a = ancestor[y];
+      if (semi[label[a]] < semi[label[y]]) label[y] = label[a];
+      ancestor[y] = ancestor[a];
+    }
+    return label[v];
+  };
+
+  // Semidominators, in reverse DFS order.
+  for (uint32_t w = m - 1; w > 0; --w) {
+    for (uint32_t e = pred_begin[w]; e < pred_begin[w + 1]; ++e) {
+      const uint32_t u = eval(pred[e]);
+      if (semi[u] < semi[w]) semi[w] = semi[u];
+    }
+    ancestor[w] = idom[w];  // link to the DFS parent
+  }
+  std::vector<uint32_t>().swap(pred);
+  std::vector<uint32_t>().swap(pred_begin);
+  std::vector<uint32_t>().swap(ancestor);
+  std::vector<uint32_t>().swap(label);
+  // The immediate dominator is the nearest common ancestor, in the dominator
+  // tree built so far (DFS order), of the parent and the semidominator.
+  for (uint32_t w = 1; w < m; ++w) {
+    uint32_t d = idom[w];
+    while (d > semi[w]) d = idom[d];
+    idom[w] = d;
+  }
+  std::vector<uint32_t>().swap(semi);
+
+  g.idom.assign(n, kNone);
+  g.retained.resize(n);
+  for (Index i = 0; i < n; ++i) g.retained[i] = g.Size(i);
+  // Children after parents in DFS order, so sizes flow up in one sweep.
+  for (uint32_t w = m - 1; w > 0; --w) {
+    const Index v = vertex[w];
+    const uint32_t d = idom[w];
+    if (d == 0) {
+      g.idom[v] = kSuperRoot;
+    } else {
+      g.idom[v] = vertex[d];
+      g.retained[vertex[d]] += g.retained[v];
+    }
+  }
+  g.reachable_objects = m - 1;
+  g.reachable_bytes = 0;
+  for (uint32_t w = 1; w < m; ++w) g.reachable_bytes += g.Size(vertex[w]);
+}
+
+}  // namespace libdump::heapgraph

@@ -1,0 +1,15 @@
+// Dominators and retained sizes (Lengauer-Tarjan's semidominators with the
+// semi-NCA finish, iterative: a heap graph's chains are millions deep, too
+// deep for recursion).
+#pragma once
+
+#include "heap_graph.h"
+
+namespace libdump::heapgraph {
+
+// Fills g.idom and g.retained. A super root points at every root; objects it
+// alone dominates get kSuperRoot, unreachable objects kNone (retained = their
+// own size). Weak references count like the others, as in VisualVM and MAT.
+void ComputeDominators(HeapGraph& g);
+
+}  // namespace libdump::heapgraph

@@ -1,0 +1,116 @@
+#include "heap_graph.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace libdump::heapgraph {
+
+// The number of objects whose id is at most `id` (binary search in id order).
+static size_t UpperBound(const HeapGraph& g, uint64_t id) {
+  size_t lo = 0, hi = g.size();
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (g.ids[g.ById(mid)] <= id) {
+      lo = mid + 1;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+Index HeapGraph::Find(uint64_t id) const {
+  const size_t k = UpperBound(*this, id);
+  if (k == 0) return kNone;
+  const Index i = ById(k - 1);
+  return ids[i] == id ? i : kNone;
+}
+
+Index FindContaining(const HeapGraph& g, uint64_t ptr) {
+  // The last object starting at or below ptr.
+  const size_t k = UpperBound(g, ptr);
+  if (k == 0) return kNone;
+  const Index i = g.ById(k - 1);
+  return ptr - g.ids[i] < std::max<uint64_t>(g.Size(i), 1) ? i : kNone;
+}
+
+bool HeapGraph::IsSubclass(uint32_t sub, uint32_t base) const {
+  // Bounded by the class count: a corrupt file may loop its superclasses.
+  for (size_t steps = 0; sub != kNone && steps <= classes.size(); ++steps) {
+    if (sub == base) return true;
+    sub = classes[sub].super;
+  }
+  return false;
+}
+
+uint64_t HeapGraph::MemoryBytes() const {
+  auto v = [](const auto& x) { return uint64_t{x.capacity()} * sizeof(x[0]); };
+  return v(ids) + v(cls) + v(size32) + v(where) + v(out_begin) + v(out) + v(weak_edges) + v(by_id) + v(idom) +
+         v(retained) + v(path_parent) + v(top_retainers);
+}
+
+Index GraphBuilder::AddObject(uint64_t id, uint32_t cls, uint64_t size, uint64_t where) {
+  const Index i = static_cast<Index>(g_.ids.size());
+  if (i >= kSuperRoot) throw std::runtime_error("more than 2^32-2 objects");
+  g_.ids.push_back(id);
+  g_.cls.push_back(cls);
+  if (size >= UINT32_MAX) {
+    g_.size32.push_back(UINT32_MAX);
+    g_.big_sizes[i] = size;
+  } else {
+    g_.size32.push_back(static_cast<uint32_t>(size));
+  }
+  g_.where.push_back(where);
+  g_.total_bytes += size;
+  return i;
+}
+
+void GraphBuilder::FinishObjects() {
+  const size_t n = g_.ids.size();
+  g_.ids.shrink_to_fit();
+  g_.cls.shrink_to_fit();
+  g_.size32.shrink_to_fit();
+  g_.where.shrink_to_fit();
+  // Dumps and hprofs mostly list objects in id order already: then by_id
+  // stays empty (4 bytes an object saved).
+  g_.by_id.clear();
+  if (!std::is_sorted(g_.ids.begin(), g_.ids.end())) {
+    g_.by_id.resize(n);
+    for (size_t i = 0; i < n; ++i) g_.by_id[i] = static_cast<Index>(i);
+    std::sort(g_.by_id.begin(), g_.by_id.end(), [&](Index a, Index b) { return g_.ids[a] < g_.ids[b]; });
+  }
+  for (size_t k = 1; k < n; ++k) {
+    if (g_.ids[g_.ById(k)] == g_.ids[g_.ById(k - 1)]) {
+      char b[32];
+      snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(g_.ids[g_.ById(k)]));
+      throw std::runtime_error(std::string("two objects have the id ") + b);
+    }
+  }
+  g_.out_begin.assign(n + 1, 0);
+  next_ = 0;
+}
+
+void GraphBuilder::BeginEdges(Index i) {
+  // Objects without references in between start (and end) here too.
+  while (next_ <= i) {
+    g_.out_begin[next_++] = static_cast<uint32_t>(g_.out.size());
+  }
+}
+
+void GraphBuilder::Edge(Index to, bool weak) {
+  if (g_.out.size() >= UINT32_MAX) throw std::runtime_error("more than 2^32-1 references");
+  const uint64_t e = g_.out.size();
+  g_.out.push_back(to);
+  if (weak) {
+    if (g_.weak_edges.size() <= e >> 6) g_.weak_edges.resize((e >> 6) + 1, 0);
+    g_.weak_edges[e >> 6] |= uint64_t{1} << (e & 63);
+  }
+}
+
+void GraphBuilder::FinishEdges() {
+  while (next_ <= g_.ids.size()) g_.out_begin[next_++] = static_cast<uint32_t>(g_.out.size());
+  g_.out.shrink_to_fit();
+  g_.weak_edges.resize((g_.out.size() >> 6) + 1, 0);
+}
+
+}  // namespace libdump::heapgraph

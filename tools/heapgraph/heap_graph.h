@@ -1,0 +1,147 @@
+// The heap as a graph, built once from a libdump dump or an hprof and then
+// only read (so any number of threads may query it).
+//
+// Objects are numbered 0..n-1 in file order; each array below has one entry
+// per object (structure of arrays, so an object costs a few fixed words and
+// nothing per field). References are a CSR: the targets of object i are
+// out[out_begin[i] .. out_begin[i+1]). Field values are not kept: an object
+// page reads its one record again (ReadObject in object_detail.h).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace libdump::heapgraph {
+
+using Index = uint32_t;
+inline constexpr Index kNone = UINT32_MAX;      // no object / unreachable
+inline constexpr Index kSuperRoot = UINT32_MAX - 1;  // idom / path parent of a root
+
+enum class Source { kDump, kHprof };
+
+struct FieldInfo {
+  std::string name;
+  uint32_t offset = 0;  // in the instance data (hprof: of this class's own part)
+  uint32_t size = 0;
+  uint8_t type = 0;     // hprof basic type (2 object, 4 boolean, 5 char, ... 11 long)
+  bool is_ref = false;
+};
+
+struct StaticInfo {
+  std::string name;
+  uint8_t type = 0;
+  uint64_t value = 0;  // an object id for references
+};
+
+struct ClassInfo {
+  std::string name;
+  uint64_t id = 0;         // hprof class object id; dump type id
+  Index super = kNone;     // class index
+  Index object = kNone;    // the class's own node (hprof class objects)
+  uint32_t instance_size = 0;
+  bool platform = false;   // java.*, javax.*, sun.*, jdk.*, primitive arrays, libdump's synthetic classes
+  bool weak = false;       // a java.lang.ref.Reference: its referent does not keep objects alive
+  uint8_t array_type = 0;  // hprof: primitive array element type; 2 for object arrays
+  std::vector<FieldInfo> fields;  // own fields, in data order
+  std::vector<StaticInfo> statics;
+  // Filled by Analyze().
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+  uint64_t retained = 0;  // retained set of all instances together
+};
+
+struct Root {
+  Index object = kNone;
+  uint32_t kind = 0;      // index into HeapGraph::root_kinds
+  uint32_t thread = kNone;  // index into HeapGraph::threads
+  std::string label;      // frame, description or slot address
+};
+
+struct ThreadInfo {
+  std::string name;
+  uint64_t id = 0;         // dump: goroutine addr; hprof: thread serial
+  Index object = kNone;    // hprof: the java.lang.Thread
+  std::string state;
+  std::vector<std::string> frames;  // top first
+};
+
+struct HeapGraph {
+  Source source = Source::kDump;
+  std::string path;
+  std::string format;  // "go1.3 heap dump (zstd)", "JAVA PROFILE 1.0.2, 8-byte ids"
+  uint32_t id_size = 8;
+
+  std::vector<ClassInfo> classes;
+  std::vector<std::string> root_kinds;
+  std::vector<Root> roots;
+  std::vector<ThreadInfo> threads;
+  std::vector<Index> finalizable;  // objects with a finalizer (dump) or a pending Finalizer (hprof)
+  uint64_t dropped_roots = 0;      // roots naming no object
+  uint64_t dangling = 0;           // references to no object (hprof ids; dump words that looked like pointers are not counted)
+
+  // Per object.
+  std::vector<uint64_t> ids;     // address or hprof id
+  std::vector<uint32_t> cls;     // class index
+  std::vector<uint32_t> size32;  // shallow bytes; UINT32_MAX: see big_sizes
+  std::unordered_map<Index, uint64_t> big_sizes;
+  std::vector<uint64_t> where;   // offset of the object's record, for ReadObject
+  std::vector<uint32_t> out_begin;  // n + 1
+  std::vector<Index> out;
+  std::vector<uint64_t> weak_edges;  // bit per entry of `out`: a Reference's referent
+  std::vector<Index> by_id;      // object indices in increasing id; empty when file order is id order
+
+  // Allocation stacks (dump: allocstack records; hprof: traces of objects
+  // that name one). stack_of maps an object to an index of stacks.
+  std::vector<std::vector<std::string>> stacks;
+  std::unordered_map<Index, uint32_t> stack_of;
+
+  // Filled by Analyze().
+  std::vector<Index> idom;       // kSuperRoot for objects only the roots dominate, kNone unreachable
+  std::vector<uint64_t> retained;
+  std::vector<Index> path_parent;  // BFS from the roots over strong references; kSuperRoot at a root
+  std::vector<Index> top_retainers;  // children of the super root, most retained first
+  uint64_t reachable_bytes = 0;
+  uint64_t total_bytes = 0;
+  uint64_t reachable_objects = 0;
+
+  size_t size() const { return ids.size(); }
+  Index ById(size_t k) const { return by_id.empty() ? static_cast<Index>(k) : by_id[k]; }
+  uint64_t Size(Index i) const { return size32[i] != UINT32_MAX ? size32[i] : big_sizes.at(i); }
+  std::span<const Index> Out(Index i) const { return {out.data() + out_begin[i], out.data() + out_begin[i + 1]}; }
+  bool WeakEdge(uint64_t e) const { return weak_edges[e >> 6] >> (e & 63) & 1; }
+  // The object with this id, or kNone.
+  Index Find(uint64_t id) const;
+  const std::string& ClassName(Index i) const { return classes[cls[i]].name; }
+  // Whether `sub` is `base` or one of its subclasses.
+  bool IsSubclass(uint32_t sub, uint32_t base) const;
+  // Bytes of memory the graph itself holds.
+  uint64_t MemoryBytes() const;
+};
+
+// Appends objects and references in file order. Pass 1 adds every object
+// (AddObject) and FinishObjects() sorts the ids; pass 2 adds the references
+// of each object in the same order (BeginEdges(i), then Edge...).
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(HeapGraph& g) : g_(g) {}
+  Index AddObject(uint64_t id, uint32_t cls, uint64_t size, uint64_t where);
+  // Sorts the ids; throws std::runtime_error naming a duplicate id.
+  void FinishObjects();
+  // Start of object i's references (objects in order, none skipped).
+  void BeginEdges(Index i);
+  void Edge(Index to, bool weak = false);
+  void FinishEdges();
+
+ private:
+  HeapGraph& g_;
+  Index next_ = 0;
+};
+
+// Resolves a pointer to the object whose [id, id + size) holds it (dump
+// pointers may point inside an object), or kNone.
+Index FindContaining(const HeapGraph& g, uint64_t ptr);
+
+}  // namespace libdump::heapgraph

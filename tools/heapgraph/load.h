@@ -1,0 +1,30 @@
+// Building a HeapGraph from a file: a libdump dump (plain, zstd, gzip) or an
+// hprof, told apart by their first bytes.
+#pragma once
+
+#include <functional>
+#include <stdexcept>
+#include <string>
+
+#include "heap_graph.h"
+
+namespace libdump::heapgraph {
+
+// The file could not be opened or read; what() says why (no offset).
+class LoadError : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// `progress(pass, offset)` is called now and then while reading.
+using Progress = std::function<void(const char* pass, uint64_t offset)>;
+
+// Reads the file twice (objects, then references). Throws LoadError, or
+// format::FormatError ("OFFSET: CONTEXT: reason") for bad input.
+void LoadDump(const std::string& path, HeapGraph& g, const Progress& progress = {});
+void LoadHprof(const std::string& path, HeapGraph& g, const Progress& progress = {});
+// Either, by the file's first bytes.
+void Load(const std::string& path, HeapGraph& g, const Progress& progress = {});
+// Load, then Analyze.
+void Open(const std::string& path, HeapGraph& g, const Progress& progress = {});
+
+}  // namespace libdump::heapgraph

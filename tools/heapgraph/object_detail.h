@@ -1,0 +1,33 @@
+// One object's field values, read again from its record in the file (the
+// graph keeps only references), for object pages and JSON.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "heap_graph.h"
+
+namespace libdump::heapgraph {
+
+struct FieldValue {
+  std::string name;   // field name, or "[i]" for array elements and words
+  std::string type;   // "int", "object", "word", ...
+  std::string value;  // the value as text (references: their id in hex)
+  Index ref = kNone;  // the object a reference names, when it is one
+};
+
+struct ObjectDetail {
+  std::vector<FieldValue> fields;  // instance fields (superclasses' after the class's own), or elements
+  uint64_t elements = 0;           // arrays: the element count; words of untyped objects
+  std::string text;                // char[]/byte[]/String contents and untyped byte buffers, when printable
+};
+
+// Reads object i's record again. `max_elements` bounds the elements listed
+// (from `first`). Throws format::FormatError or LoadError.
+ObjectDetail ReadObject(const HeapGraph& g, Index i, uint64_t first = 0, uint64_t max_elements = 1000);
+
+// The value of a java.lang.String (its char[]/byte[] value) or "" when obj
+// is not one; used in labels.
+std::string StringValue(const HeapGraph& g, Index obj, size_t max_chars = 80);
+
+}  // namespace libdump::heapgraph

@@ -1,0 +1,35 @@
+#include "html.h"
+
+#include <gtest/gtest.h>
+
+namespace libdump::heapview {
+namespace {
+
+TEST(Html, EscapesMarkupAndBadUtf8) {
+  EXPECT_EQ(Escape("<script>alert(1)</script>"), "&lt;script&gt;alert(1)&lt;/script&gt;");
+  EXPECT_EQ(Escape("a&b\"c'd"), "a&amp;b&quot;c&#39;d");
+  EXPECT_EQ(Escape("caf\xC3\xA9"), "caf\xC3\xA9");        // valid UTF-8 kept
+  EXPECT_EQ(Escape("x\xC3("), "x\xEF\xBF\xBD(");          // cut sequence replaced
+  EXPECT_EQ(Escape(std::string("\x01", 1)), "\xEF\xBF\xBD");  // control character
+}
+
+TEST(Html, UrlRoundTrip) {
+  const std::string name = "<script>alert(1)</script> & java.lang.String[]";
+  EXPECT_EQ(UrlDecode(UrlEncode(name)), name);
+  EXPECT_EQ(UrlEncode("a b/c"), "a%20b%2Fc");
+  EXPECT_EQ(UrlDecode("%zz%4"), "%zz%4");  // malformed escapes stay as they are
+}
+
+TEST(Html, ParsesTargets) {
+  const Target t = ParseTarget("/class?name=java.lang.String%5B%5D&page=3&flag");
+  EXPECT_EQ(t.path, "/class");
+  EXPECT_EQ(t.Get("name"), "java.lang.String[]");
+  EXPECT_EQ(t.GetUint("page", 0), 3u);
+  EXPECT_EQ(t.GetUint("flag", 7), 7u);
+  EXPECT_EQ(t.Get("missing", "x"), "x");
+  EXPECT_EQ(Thousands(1234567), "1,234,567");
+  EXPECT_EQ(Thousands(999), "999");
+}
+
+}  // namespace
+}  // namespace libdump::heapview

@@ -1,0 +1,29 @@
+// heapview's pages: one function from a request target to a response, with
+// no network in it, so tests call it directly. The graph is only read, so
+// any number of server threads may call Handle at once.
+#pragma once
+
+#include <string>
+
+#include "heap_graph.h"
+
+namespace libdump::heapview {
+
+struct Response {
+  unsigned status = 200;
+  std::string content_type = "text/html; charset=utf-8";
+  std::string body;
+};
+
+class Site {
+ public:
+  // `baseline` may be null (no --baseline).
+  Site(const heapgraph::HeapGraph& g, const heapgraph::HeapGraph* baseline) : g_(g), base_(baseline) {}
+  Response Handle(const std::string& target) const;
+
+ private:
+  const heapgraph::HeapGraph& g_;
+  const heapgraph::HeapGraph* base_;
+};
+
+}  // namespace libdump::heapview

@@ -1,0 +1,12 @@
+// readdump --dominators, --path-to-root, --diff: the analyses of
+// tools/heapgraph (the same code heapview serves), on a dump or an hprof.
+#pragma once
+
+#include "options.h"
+
+namespace libdump::readdump {
+
+// Returns the exit status (0 ok, 1 no such object); throws what loading throws.
+int RunAnalysis(const Options& o);
+
+}  // namespace libdump::readdump
