@@ -25,9 +25,14 @@ struct OpenFile {
 }  // namespace
 
 std::shared_ptr<format::Reader> OpenDump(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw OpenError(std::string("cannot open: ") + std::strerror(errno));
+  return OpenDumpFd(fd);
+}
+
+std::shared_ptr<format::Reader> OpenDumpFd(int fd) {
   auto f = std::make_shared<OpenFile>();
-  f->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (f->fd < 0) throw OpenError(std::string("cannot open: ") + std::strerror(errno));
+  f->fd = fd;
   f->reader = std::make_unique<format::Reader>(f->fd);
   return std::shared_ptr<format::Reader>(f, f->reader.get());
 }
