@@ -19,26 +19,17 @@
 #include <string>
 
 #include "dump_to_path.h"
+#include "env_var.h"
+#include "stop_the_world.h"
 #include "libdump/heap_dump.h"
 
 namespace libdump {
 namespace {
 
 int g_pipe[2] = {-1, -1};
-
-int ParseSignal(const char* s) {
-  if (s == nullptr || *s == '\0') return 0;
-  if (std::strncmp(s, "SIG", 3) == 0) s += 3;
-  struct { const char* name; int sig; } const kNames[] = {
-      {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"QUIT", SIGQUIT},
-      {"WINCH", SIGWINCH}, {"URG", SIGURG}, {"PWR", SIGPWR}};
-  for (const auto& n : kNames) {
-    if (std::strcmp(s, n.name) == 0) return n.sig;
-  }
-  char* end = nullptr;
-  const long v = std::strtol(s, &end, 10);
-  return *end == '\0' && v > 0 && v < NSIG ? static_cast<int>(v) : 0;
-}
+// Read at load time, so that a wrong value is reported at start.
+const char* g_pattern = nullptr;
+HeapDumpOptions g_options;
 
 void OnSignal(int) {
   const int saved = errno;
@@ -56,10 +47,6 @@ void* DumperThread(void* arg) {
   sigemptyset(&trigger);
   sigaddset(&trigger, static_cast<int>(reinterpret_cast<intptr_t>(arg)));
   pthread_sigmask(SIG_SETMASK, &trigger, nullptr);
-  const char* pattern = std::getenv("LIBDUMP_HEAPDUMP_PATH");
-  const char* zstd = std::getenv("LIBDUMP_HEAPDUMP_ZSTD");
-  HeapDumpOptions options;
-  options.zstd = zstd != nullptr && std::strcmp(zstd, "1") == 0;
   const int sig = static_cast<int>(reinterpret_cast<intptr_t>(arg));
   const char* abbrev = sigabbrev_np(sig);  // null for real-time signals
   const std::string why = "on signal " + (abbrev ? std::string("SIG") + abbrev : std::to_string(sig));
@@ -68,18 +55,18 @@ void* DumperThread(void* arg) {
     const ssize_t n = read(g_pipe[0], &byte, 1);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return nullptr;
-    heapdump::DumpToPath(pattern, options, why.c_str());
+    heapdump::DumpToPath(g_pattern, g_options, why.c_str());
   }
 }
 
 __attribute__((constructor)) void InstallDumpSignal() {
-  const char* env = std::getenv("LIBDUMP_HEAPDUMP_SIGNAL");
-  if (env == nullptr) return;
-  const int sig = ParseSignal(env);
-  if (sig == 0) {
-    std::fprintf(stderr, "libdump: LIBDUMP_HEAPDUMP_SIGNAL=%s is not a signal; heap dumps on signal are off\n", env);
-    return;
-  }
+  // Refused signals say why ("SEGV is reserved for crashes") and leave heap
+  // dumps on signal off.
+  const int sig = env::GetSignal("LIBDUMP_HEAPDUMP_SIGNAL", 0, capture::StopSignal(),
+                                 "is libdump's stop-the-world signal (LIBDUMP_STOP_SIGNAL)");
+  if (sig == 0) return;
+  g_pattern = env::Get("LIBDUMP_HEAPDUMP_PATH");
+  g_options.zstd = env::GetBool("LIBDUMP_HEAPDUMP_ZSTD", false);
   if (pipe2(g_pipe, O_CLOEXEC) != 0) return;
   fcntl(g_pipe[1], F_SETFL, O_NONBLOCK);
   pthread_t t;
