@@ -66,8 +66,8 @@ kill $pid; wait $pid 2>/dev/null
 start LIBDUMP_BACKGROUND_RELEASE=off
 check "LIBDUMP_BACKGROUND_RELEASE=off starts none" "! has_thread $pid libdump-release"
 kill $pid; wait $pid 2>/dev/null
-start LIBDUMP_HEAPDUMP_SIGNAL=SEGV
-check "a refused signal starts no dumper thread" "! has_thread $pid libdump-dumper"
+start LIBDUMP_HEAPDUMP_SIGNAL=11
+check "a refused signal (11, SIGSEGV) starts no dumper thread" "! has_thread $pid libdump-dumper"
 kill $pid; wait $pid 2>/dev/null
 
 for z in yes no; do
