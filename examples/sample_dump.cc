@@ -1,7 +1,7 @@
 // Writes a heap dump of a small, real object graph with format/'s Writer:
 // a linked list of Node structs, one byte buffer per node, and the roots that
-// hold them. Until the runtime's WriteHeapDump lands this is the producer of
-// the README's main command; it shows the record order docs/FORMAT.md gives.
+// hold them, without the runtime: it shows the record layer on its own and
+// the record order docs/FORMAT.md gives (heap_dump_example dumps a live heap).
 //
 //   sample_dump OUT.dump [--nodes N] [--zstd]
 #include <fcntl.h>

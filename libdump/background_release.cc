@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "env_var.h"
 #include "lock.h"
 #include "page_heap.h"
 
@@ -58,8 +59,7 @@ void BlockAsyncSignals(sigset_t* old) {
 void ForkChild() { g_running.store(false, std::memory_order_relaxed); }
 
 __attribute__((constructor)) void FromEnvironment() {
-  const char* v = std::getenv("LIBDUMP_BACKGROUND_RELEASE");
-  if (v != nullptr && std::strcmp(v, "1") == 0) SetBackgroundRelease(true);
+  if (env::GetBool("LIBDUMP_BACKGROUND_RELEASE", false)) SetBackgroundRelease(true);
 }
 
 }  // namespace

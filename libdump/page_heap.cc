@@ -2,6 +2,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/mman.h>
 #include <time.h>
 
@@ -9,6 +10,7 @@
 #include <new>
 
 #include "arena.h"
+#include "env_var.h"
 #include "page_map.h"
 
 namespace libdump::internal {
@@ -50,10 +52,12 @@ void SetBits(uint64_t* bits, size_t first, size_t n, bool value) {
 }
 
 HugePages ModeFromEnvironment() {
-  // getenv allocates nothing, so it is safe on the first malloc.
-  const char* v = getenv("LIBDUMP_HUGEPAGES");
-  if (v != nullptr && strcmp(v, "0") == 0) return HugePages::kOff;
-  if (v != nullptr && strcmp(v, "1") == 0) return HugePages::kOn;
+  // The env parser allocates nothing, so it is safe on the first malloc.
+  const char* v = env::Get("LIBDUMP_HUGEPAGES");
+  if (v == nullptr || strcasecmp(v, "auto") == 0) return HugePages::kAuto;
+  bool on;
+  if (env::ParseBool(v, &on)) return on ? HugePages::kOn : HugePages::kOff;
+  env::Warn("LIBDUMP_HUGEPAGES", v, "is not auto or a boolean (1/0, true/false, yes/no, on/off)", "auto");
   return HugePages::kAuto;
 }
 

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "cpu_timer.h"
+#include "env_var.h"
 #include "libdump/format/pprof_profile.h"
 #include "libdump/profiler.h"
 #include "sample_ring.h"
@@ -260,7 +261,11 @@ bool StartCPUProfile(int fd) {
   s->hz = g_hz.load();
   s->start_realtime_ns = NowNs(CLOCK_REALTIME);
   s->start_mono_ns = NowNs(CLOCK_MONOTONIC);
-  const char* engine = getenv("LIBDUMP_CPUPROFILE_ENGINE");
+  const char* engine = env::Get("LIBDUMP_CPUPROFILE_ENGINE");
+  if (engine != nullptr && std::strcmp(engine, "itimer") != 0 && std::strcmp(engine, "thread") != 0) {
+    env::Warn("LIBDUMP_CPUPROFILE_ENGINE", engine, "is not thread or itimer", "thread");
+    engine = nullptr;
+  }
   if (engine != nullptr && std::strcmp(engine, "itimer") == 0) {
     s->engine = std::make_unique<ProcessTimerEngine>();
   } else {

@@ -4,8 +4,14 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-scripts/setup.sh
-scripts/build.sh build
+scripts/setup.sh demo
+jobs=${LIBDUMP_JOBS:-$(nproc)}
+if [ ! -f build/CMakeCache.txt ]; then
+  # Only what the demo needs: no tests (GTest) nor benchmarks. `make test`
+  # turns them on in the same tree.
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLIBDUMP_BUILD_TESTS=OFF -DLIBDUMP_BUILD_BENCH=OFF >/dev/null
+fi
+cmake --build build -j "$jobs" --target heap_dump_example readdump dumptohprof
 out=${LIBDUMP_DEMO_OUT:-$root/out}
 mkdir -p "$out"
 dump=$out/example.dump
@@ -21,7 +27,8 @@ echo "== readdump --threads"
 build/tools/readdump/readdump --threads "$dump"
 if [ -x build/tools/dumptohprof/dumptohprof ]; then
   echo "== dumptohprof"
-  build/tools/dumptohprof/dumptohprof "$dump" "$out/example.hprof"
+  # --force: a second `make demo` replaces the first one's hprof.
+  build/tools/dumptohprof/dumptohprof --force "$dump" "$out/example.hprof"
   echo "hprof written to $out/example.hprof (open it in VisualVM, Eclipse MAT or jhat)"
 fi
 if [ -x build/tools/heapview/heapview ]; then

@@ -1,15 +1,23 @@
 #!/usr/bin/env bash
-# Installs the Debian packages libdump needs to build, test and run its
-# interop checks, then the one npm package of those checks. As root it runs
-# apt-get; otherwise it prints the exact command and stops, so nothing is
-# half set up.
+# scripts/setup.sh [demo|test]: installs the Debian packages a command needs.
+#   demo: what `make demo` builds and runs with (compiler, CMake, Boost,
+#         libunwind, elfutils, zstd, zlib);
+#   test: all of that, plus GTest, Google Benchmark, the interop readers
+#         (VisualVM, Go, a JDK), the benchmarks' peers (gperftools, jemalloc,
+#         mimalloc), the programs the preload tests run, and the one npm
+#         package of the checks (`npm ci`). The default.
+# As root it runs apt-get; otherwise it prints the exact command and stops, so
+# nothing is half set up.
 set -euo pipefail
+set_name=${1:-test}
 
-packages=(
-  # build
+demo_packages=(
   cmake g++ make pkg-config binutils
   libboost-program-options-dev libboost-iostreams-dev libboost-dev
-  libunwind-dev libdw-dev libzstd-dev zlib1g-dev zstd gzip
+  libunwind-dev libdw-dev libzstd-dev zlib1g-dev
+)
+test_packages=(
+  zstd gzip
   libgtest-dev libgmock-dev libbenchmark-dev
   # the libFuzzer targets (scripts/fuzz.sh): clang and its fuzzer runtime
   clang-14 libclang-rt-14-dev
@@ -21,13 +29,19 @@ packages=(
   libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev sqlite3 git python3 time
 )
 
-# npm comes with Node.js on the machines CI uses; Debian has it apart.
-command -v npm >/dev/null 2>&1 || packages+=(npm)
+case $set_name in
+  demo) packages=("${demo_packages[@]}") ;;
+  test) packages=("${demo_packages[@]}" "${test_packages[@]}")
+        # npm comes with Node.js on the machines CI uses; Debian has it apart.
+        command -v npm >/dev/null 2>&1 || packages+=(npm) ;;
+  *) echo "usage: scripts/setup.sh [demo|test]" >&2; exit 2 ;;
+esac
 
 # The second real reader of the profiles (tests/pprof/pprof-format) and the
 # driver of heapview's browser test (tests/heapview/browser, puppeteer-core):
 # the npm packages their package-lock.json files pin, installed beside them.
 npm_packages() {
+  [ "$set_name" = test ] || return 0
   local root d pkg d_pkg
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
   for d_pkg in tests/pprof/pprof-format:pprof-format tests/heapview/browser:puppeteer-core; do
@@ -51,7 +65,7 @@ fi
 
 cmd="apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends ${missing[*]}"
 if [ "$(id -u)" -ne 0 ]; then
-  echo "libdump set-up needs these Debian packages; run as root:" >&2
+  echo "libdump set-up ($set_name) needs these Debian packages; run as root:" >&2
   echo "  $cmd" >&2
   exit 1
 fi

@@ -4,11 +4,12 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
-scripts/setup.sh
+scripts/setup.sh test
 jobs=${LIBDUMP_JOBS:-$(nproc)}
 
 echo "== build + tests"
-scripts/build.sh build
+# The tree `make demo` configured without tests and benchmarks gets them back.
+scripts/build.sh build -DLIBDUMP_BUILD_TESTS=ON -DLIBDUMP_BUILD_BENCH=ON
 ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600
 
 echo "== ASan + UBSan"

@@ -61,7 +61,7 @@ if(TARGET dumptohprof AND TARGET readdump)
   get_filename_component(_shared_check ${PROJECT_SOURCE_DIR}/../shared/tools/hprof-check/hprof-check.sh ABSOLUTE)
   if(EXISTS ${_shared_check})
     add_test(NAME hprof_shared_check_kinds COMMAND sh -c
-      "mkdir -p ${_h}/shared && $<TARGET_FILE:dumptohprof> -q ${_h}/kinds.dump ${_h}/shared/kinds.hprof &&        ${_shared_check} ${_h}/shared/kinds.hprof > ${_h}/shared/kinds.out 2>&1; rc=$?; cat ${_h}/shared/kinds.out;        [ $rc -eq 0 ] && grep -q '^RESULT: OK' ${_h}/shared/kinds.out && ! grep -q '^PROBLEM' ${_h}/shared/kinds.out")
+      "mkdir -p ${_h}/shared && $<TARGET_FILE:dumptohprof> -q --force ${_h}/kinds.dump ${_h}/shared/kinds.hprof &&        ${_shared_check} ${_h}/shared/kinds.hprof > ${_h}/shared/kinds.out 2>&1; rc=$?; cat ${_h}/shared/kinds.out;        [ $rc -eq 0 ] && grep -q '^RESULT: OK' ${_h}/shared/kinds.out && ! grep -q '^PROBLEM' ${_h}/shared/kinds.out")
     set_tests_properties(hprof_shared_check_kinds PROPERTIES FIXTURES_REQUIRED hprof_dumps LABELS integration
       TIMEOUT 600)
   endif()

@@ -17,7 +17,7 @@ size=$(stat -c %s "$dump")
 secs() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null; t1=$(date +%s.%N); echo "$t1 - $t0" | bc -l; }
 min() { printf '%s\n' "$@" | sort -g | head -1; }
 cat "$dump" >/dev/null
-"$build/tools/dumptohprof/dumptohprof" -q "$dump" "$dir/out.hprof"
+"$build/tools/dumptohprof/dumptohprof" -q --force "$dump" "$dir/out.hprof"
 # Best of three, cat and converter side by side: on a shared machine the
 # fastest run is the one least disturbed by others.
 cats=() convs=() cpus=() users=() syss=() rss_kb=0

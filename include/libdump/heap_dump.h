@@ -49,11 +49,5 @@ void SetFinalizer(void* obj, void (*fn)(void*));
 
 }  // namespace libdump
 
-extern "C" {
-// C entry points: same meaning; the options are flags LIBDUMP_DUMP_*.
-enum { LIBDUMP_DUMP_ZSTD = 1, LIBDUMP_DUMP_SEED_ONLY = 2, LIBDUMP_DUMP_FORK = 4 };
-int libdump_write_heap_dump(int fd, int flags);
-void libdump_add_root(const void* slot, const char* description);
-void libdump_remove_root(const void* slot);
-void libdump_set_finalizer(void* obj, void (*fn)(void*));
-}
+// The C entry points (libdump_write_heap_dump, ...), same meaning.
+#include "libdump/libdump.h"

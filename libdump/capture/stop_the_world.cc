@@ -12,6 +12,7 @@
 #include <cstring>
 #include <mutex>
 
+#include "env_var.h"
 #include "thread_list.h"
 
 namespace libdump::capture {
@@ -108,11 +109,7 @@ int64_t NowMs() {
 }  // namespace
 
 int StopSignal() {
-  static const int sig = [] {
-    const char* env = std::getenv("LIBDUMP_STOP_SIGNAL");
-    const int n = env ? std::atoi(env) : 0;
-    return n > 0 && n <= SIGRTMAX ? n : SIGRTMIN + 4;
-  }();
+  static const int sig = env::GetSignal("LIBDUMP_STOP_SIGNAL", SIGRTMIN + 4);
   return sig;
 }
 

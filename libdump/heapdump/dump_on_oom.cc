@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "dump_to_path.h"
+#include "env_var.h"
 #include "heap_walk.h"
 #include "libdump/heap_dump.h"
 
@@ -55,12 +56,10 @@ void OnOutOfMemory(size_t requested) {
 }
 
 __attribute__((constructor)) void InstallFromEnvironment() {
-  const char* on = std::getenv("LIBDUMP_HEAPDUMP_ON_OOM");
-  if (on == nullptr || std::strcmp(on, "1") != 0) return;
-  const char* zstd = std::getenv("LIBDUMP_HEAPDUMP_ZSTD");
+  if (!env::GetBool("LIBDUMP_HEAPDUMP_ON_OOM", false)) return;
   HeapDumpOptions options;
-  options.zstd = zstd != nullptr && std::strcmp(zstd, "1") == 0;
-  SetHeapDumpOnOutOfMemory(std::getenv("LIBDUMP_HEAPDUMP_PATH"), options);
+  options.zstd = env::GetBool("LIBDUMP_HEAPDUMP_ZSTD", false);
+  SetHeapDumpOnOutOfMemory(env::Get("LIBDUMP_HEAPDUMP_PATH"), options);
 }
 
 }  // namespace

@@ -31,6 +31,8 @@
 
 #include "dump_on_signal.h"
 #include "dump_to_path.h"
+#include "env_var.h"
+#include "stop_the_world.h"
 #include "libdump/heap_dump.h"
 
 namespace libdump {
@@ -40,19 +42,9 @@ int g_pipe[2] = {-1, -1};
 int g_signal = 0;
 bool g_child_needs_dumper = false;  // set by ForkChild, cleared by RestartDumperAfterFork
 
-int ParseSignal(const char* s) {
-  if (s == nullptr || *s == '\0') return 0;
-  if (std::strncmp(s, "SIG", 3) == 0) s += 3;
-  struct { const char* name; int sig; } const kNames[] = {
-      {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"QUIT", SIGQUIT},
-      {"WINCH", SIGWINCH}, {"URG", SIGURG}, {"PWR", SIGPWR}};
-  for (const auto& n : kNames) {
-    if (std::strcmp(s, n.name) == 0) return n.sig;
-  }
-  char* end = nullptr;
-  const long v = std::strtol(s, &end, 10);
-  return *end == '\0' && v > 0 && v < NSIG ? static_cast<int>(v) : 0;
-}
+// Read at load time, so that a wrong value is reported at start.
+const char* g_pattern = nullptr;
+HeapDumpOptions g_options;
 
 void OnSignal(int) {
   const int saved = errno;
@@ -70,10 +62,6 @@ void* DumperThread(void* arg) {
   sigemptyset(&trigger);
   sigaddset(&trigger, static_cast<int>(reinterpret_cast<intptr_t>(arg)));
   pthread_sigmask(SIG_SETMASK, &trigger, nullptr);
-  const char* pattern = std::getenv("LIBDUMP_HEAPDUMP_PATH");
-  const char* zstd = std::getenv("LIBDUMP_HEAPDUMP_ZSTD");
-  HeapDumpOptions options;
-  options.zstd = zstd != nullptr && std::strcmp(zstd, "1") == 0;
   const int sig = static_cast<int>(reinterpret_cast<intptr_t>(arg));
   const char* abbrev = sigabbrev_np(sig);  // null for real-time signals
   const std::string why = "on signal " + (abbrev ? std::string("SIG") + abbrev : std::to_string(sig));
@@ -91,10 +79,10 @@ void* DumperThread(void* arg) {
       requests += n;
     }
     if (requests == 1) {
-      heapdump::DumpToPath(pattern, options, why.c_str());
+      heapdump::DumpToPath(g_pattern, g_options, why.c_str());
     } else {
       const std::string coalesced = why + " (" + std::to_string(requests) + " requests coalesced)";
-      heapdump::DumpToPath(pattern, options, coalesced.c_str());
+      heapdump::DumpToPath(g_pattern, g_options, coalesced.c_str());
     }
   }
 }
@@ -156,13 +144,13 @@ void ForkChild() {
 }
 
 __attribute__((constructor)) void InstallDumpSignal() {
-  const char* env = std::getenv("LIBDUMP_HEAPDUMP_SIGNAL");
-  if (env == nullptr) return;
-  const int sig = ParseSignal(env);
-  if (sig == 0) {
-    std::fprintf(stderr, "libdump: LIBDUMP_HEAPDUMP_SIGNAL=%s is not a signal; heap dumps on signal are off\n", env);
-    return;
-  }
+  // Refused signals say why ("SEGV is reserved for crashes") and leave heap
+  // dumps on signal off.
+  const int sig = env::GetSignal("LIBDUMP_HEAPDUMP_SIGNAL", 0, capture::StopSignal(),
+                                 "is libdump's stop-the-world signal (LIBDUMP_STOP_SIGNAL)");
+  if (sig == 0) return;
+  g_pattern = env::Get("LIBDUMP_HEAPDUMP_PATH");
+  g_options.zstd = env::GetBool("LIBDUMP_HEAPDUMP_ZSTD", false);
   if (pipe2(g_pipe, O_CLOEXEC) != 0) return;
   fcntl(g_pipe[1], F_SETFL, O_NONBLOCK);
   if (!StartDumper(sig)) return;

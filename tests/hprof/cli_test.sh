@@ -21,7 +21,7 @@ check "missing input: exit 1, one line" "[ $? -eq 1 ] && [ ! -e '$work/x.hprof' 
 size=$(wc -c < "$good")
 head -c $((size / 2)) "$good" > "$work/cut.dump"
 echo "previous content" > "$work/out.hprof"
-"$tool" -q "$work/cut.dump" "$work/out.hprof" 2> "$work/err"
+"$tool" -q --force "$work/cut.dump" "$work/out.hprof" 2> "$work/err"
 rc=$?
 check "truncated dump: exit 1" "[ $rc -eq 1 ]"
 check "truncated dump: one line FILE:OFFSET: kind K (name): ..." \

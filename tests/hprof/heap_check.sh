@@ -26,7 +26,8 @@ case $dump in
   *.hprof) exec java -Xmx2g -cp "$jar:$work/classes" HeapCheck "$dump" "$@" ;;
 esac
 # shellcheck disable=SC2086
-"$dumptohprof" -q $conv_opts --class-map "$work/$name.map" "$dump" "$hprof"
+# --force: a rerun of the suite replaces the previous run's files.
+"$dumptohprof" -q --force $conv_opts --class-map "$work/$name.map" "$dump" "$hprof"
 "$readdump" --histogram --top 1000000000 "$dump" > "$work/$name.hist"
 tf=$("$readdump" "$dump" | sed -n 's/^threads: \([0-9]*\) (\([0-9]*\) frames).*/\1 \2/p')
 threads=${tf% *} frames=${tf#* }

@@ -342,7 +342,6 @@ TEST(ReaddumpCli, UsageErrors) {
   EXPECT_EQ(RunReaddump({"--top", "0", "x"}).exit_code, 2);
   EXPECT_EQ(RunReaddump({"--top", "-1", "x"}).exit_code, 2);
   EXPECT_EQ(RunReaddump({"--top", "3x", "x"}).exit_code, 2);
-  EXPECT_EQ(RunReaddump({"--validate", TestData()}).exit_code, 2);  // a directory cannot be read twice
   const Result help = RunReaddump({"--help"});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_EQ(help.out.rfind("usage: readdump", 0), 0u) << help.out;
@@ -350,6 +349,15 @@ TEST(ReaddumpCli, UsageErrors) {
   const Result missing = RunReaddump({"/nonexistent/dump"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_EQ(missing.err, "/nonexistent/dump: cannot open: No such file or directory\n");
+  // A directory is bad input, as in dumptohprof: exit 1, with or without --validate.
+  for (const bool validate : {false, true}) {
+    const Result dir = validate ? RunReaddump({"--validate", TestData()}) : RunReaddump({TestData()});
+    EXPECT_EQ(dir.exit_code, 1);
+    EXPECT_EQ(dir.err, TestData() + ": is a directory\n");
+  }
+  const Result version = RunReaddump({"--version"});
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_EQ(version.out.rfind("readdump (libdump) ", 0), 0u) << version.out;
 }
 
 // testdata/DUMP.MODE.expected is the exact stdout of readdump on testdata/DUMP

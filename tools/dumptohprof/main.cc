@@ -1,8 +1,9 @@
 // dumptohprof: converts a heap dump to a Java HPROF file for VisualVM,
 // Eclipse MAT and jhat (docs/HPROF.md).
 //
-// Exit codes as readdump: 0 ok, 1 invalid input or failed output (one line
-// FILE:OFFSET: kind K: reason), 2 usage.
+// Exit codes as readdump: 0 ok, 1 invalid input (one line FILE:OFFSET: kind
+// K: reason; a missing file, a directory) or a refused or failed output, 2
+// usage (unknown option, a value out of range).
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,14 +15,20 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <system_error>
 
 #include "converter.h"
+#include "input_file.h"
 #include "libdump/format/hprof_threaded_output.h"
 #include "libdump/format/hprof_writer.h"
 #include "libdump/format/reader.h"
+#include "number_option.h"
+#include "output_file.h"
 #include "progress.h"
+#include "version.h"
 
 namespace po = boost::program_options;
 using namespace libdump;
@@ -32,62 +39,45 @@ constexpr int kExitOk = 0;
 constexpr int kExitInvalid = 1;
 constexpr int kExitUsage = 2;
 
-// The output goes to a temporary file beside OUT, renamed over it only once
-// complete: a failed conversion never leaves a half-written hprof.
-class TempFile {
- public:
-  explicit TempFile(const std::string& final_path) : final_(final_path), path_(final_path + ".tmpXXXXXX") {
-    fd_ = ::mkstemp(path_.data());
-    if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "cannot create " + path_);
-  }
-  ~TempFile() {
-    if (fd_ >= 0) ::close(fd_);
-    if (!committed_) ::unlink(path_.c_str());
-  }
-  int fd() const { return fd_; }
-  void Commit() {
-    if (::fchmod(fd_, 0644) != 0 || ::fsync(fd_) != 0 || ::close(fd_) != 0) {
-      fd_ = -1;
-      throw std::system_error(errno, std::generic_category(), "cannot write " + final_);
-    }
-    fd_ = -1;
-    if (::rename(path_.c_str(), final_.c_str()) != 0) {
-      throw std::system_error(errno, std::generic_category(), "cannot rename to " + final_);
-    }
-    committed_ = true;
-  }
-
- private:
-  std::string final_;
-  std::string path_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
-
-uint64_t MtimeMs(const std::string& path) {
-  struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return 0;
+uint64_t MtimeMs(const struct stat& st) {
   return static_cast<uint64_t>(st.st_mtim.tv_sec) * 1000 + static_cast<uint64_t>(st.st_mtim.tv_nsec) / 1000000;
+}
+
+uint64_t NowMs() {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
+}
+
+int Usage(const std::string& why) {
+  std::cerr << "dumptohprof: " << why << "\nTry 'dumptohprof --help'.\n";
+  return kExitUsage;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string dump, out, class_map;
+  std::string dump, out, class_map, threads = "0", segment = "1024";
   dumptohprof::ConvertOptions options;
-  bool quiet = false;
-  uint64_t segment_mb = 1024;
+  bool quiet = false, force = false;
   po::options_description visible(
       "usage: dumptohprof [options] DUMP OUT.hprof\n"
       "Converts a libdump heap dump (plain, zstd or gzip) to JAVA PROFILE 1.0.2 for VisualVM,\n"
-      "Eclipse MAT and jhat. Options");
+      "Eclipse MAT and jhat. DUMP '-' reads standard input, OUT '-' writes standard output.\n"
+      "An existing OUT is kept unless --force; OUT takes DUMP's permissions.\n"
+      "exit status: 0 ok, 1 invalid input or failed output, 2 usage error\n"
+      "Options");
   visible.add_options()
       ("help,h", "show this help")
+      ("version,V", "print the version and exit")
+      ("force,f", po::bool_switch(&force), "replace an existing OUT (and --class-map file); never a symlink or device")
       ("redact", po::bool_switch(&options.redact), "write zeros for every byte that is not a pointer")
-      ("class-map", po::value(&class_map), "write TYPEID<TAB>CLASS<TAB>COUNT lines for every dump type to this file")
-      ("segment-mb", po::value(&segment_mb)->default_value(1024), "heap dump segment size in MiB (1..4095)")
-      ("threads", po::value(&options.threads)->default_value(0),
-       "threads converting objects (0: cores - 1, at most 4; one thread on 2 cores); the output is the same for any number")
+      ("class-map", po::value(&class_map)->value_name("FILE"),
+       "write TYPEID<TAB>CLASS<TAB>COUNT lines for every dump type to FILE ('-': standard output)")
+      ("segment-mb", po::value(&segment)->value_name("N")->default_value("1024"), "heap dump segment size in MiB (1..4095)")
+      ("threads", po::value(&threads)->value_name("N")->default_value("0"),
+       "threads converting objects, 0..256 (0: cores - 1, at most 4; one thread on 2 cores); "
+       "the output is the same for any number")
       ("quiet,q", po::bool_switch(&quiet), "no progress line and no summary");
   po::options_description hidden;
   hidden.add_options()("dump", po::value(&dump))("out", po::value(&out));
@@ -100,29 +90,41 @@ int main(int argc, char** argv) {
     po::store(po::command_line_parser(argc, argv).options(all).positional(pos).run(), vm);
     po::notify(vm);
   } catch (const po::error& e) {
-    std::cerr << "dumptohprof: " << e.what() << "\n" << visible;
-    return kExitUsage;
+    return Usage(e.what());
   }
   if (vm.count("help")) {
     std::cout << visible;
     return kExitOk;
   }
-  if (dump.empty() || out.empty() || segment_mb == 0 || segment_mb >= 4096) {
-    std::cerr << visible;
-    return kExitUsage;
+  if (vm.count("version")) {
+    tools::PrintVersion(std::cout, "dumptohprof");
+    return kExitOk;
   }
-  options.max_segment = segment_mb << 20;
-  options.timestamp_ms = MtimeMs(dump);
-  struct stat st;
-  if (::stat(dump.c_str(), &st) != 0) {
-    std::cerr << dump << ": cannot open: " << std::strerror(errno) << "\n";
+  if (dump.empty() || out.empty()) return Usage("needs DUMP and OUT.hprof");
+  const auto segment_mb = tools::ParseUintOption(segment, 1, 4095);
+  if (!segment_mb) return Usage("--segment-mb needs a number from 1 to 4095, not '" + segment + "'");
+  const auto thread_count = tools::ParseUintOption(threads, 0, 256);
+  if (!thread_count) return Usage("--threads needs a number from 0 to 256, not '" + threads + "'");
+  if (out == class_map) return Usage("OUT and --class-map name the same file");
+  if (out == "-" && ::isatty(STDOUT_FILENO) && !force) {
+    return Usage("standard output is a terminal; redirect it or use --force");
+  }
+  options.max_segment = *segment_mb << 20;
+  options.threads = static_cast<unsigned>(*thread_count);
+
+  std::optional<tools::InputFile> input;
+  try {
+    input.emplace(dump);
+  } catch (const tools::InputError& e) {
+    std::cerr << (dump == "-" ? "<stdin>" : dump) << ": " << e.what() << "\n";
     return kExitInvalid;
   }
-  if (!S_ISREG(st.st_mode)) {
-    std::cerr << dump << ": not a regular file (dumptohprof reads it twice)\n";
-    return kExitUsage;
-  }
+  const std::string& name = input->name();
+  const struct stat& st = input->stat();
+  options.timestamp_ms = S_ISREG(st.st_mode) ? MtimeMs(st) : NowMs();
 
+  // The summary goes where the hprof does not.
+  FILE* const report = out == "-" || class_map == "-" ? stderr : stdout;
   dumptohprof::ProgressLine progress(!quiet && ::isatty(STDERR_FILENO));
   uint64_t pass1_total = 0;
   options.progress = [&](int pass, uint64_t offset) {
@@ -135,23 +137,33 @@ int main(int argc, char** argv) {
   };
   const auto start = std::chrono::steady_clock::now();
   try {
-    TempFile tmp(out);
+    // Both outputs are checked before the conversion starts: a refusal costs nothing.
+    const tools::OutputSpec spec{out, force, tools::OutputModeFor(st), &st};
+    tools::OutputFile hprof(spec);
+    std::optional<tools::OutputFile> map;
+    if (!class_map.empty()) map.emplace(tools::OutputSpec{class_map, force, spec.mode, &st});
+    input->MakeRereadable();  // two passes: standard input is copied first
     // Uncompressed, pass 1 knows its total from the start; compressed, only pass 2 does.
-    if (format::Reader::Open(dump)->compression() == format::Compression::kNone) {
-      progress.set_total(static_cast<uint64_t>(st.st_size));
+    if (format::Reader::Open(input->path())->compression() == format::Compression::kNone) {
+      struct stat spooled;
+      if (::stat(input->path().c_str(), &spooled) == 0) progress.set_total(static_cast<uint64_t>(spooled.st_size));
     }
-    format::hprof::ThreadedFdOutput output(tmp.fd());
-    const dumptohprof::ConvertStats s = dumptohprof::Convert(dump, output, options);
-    tmp.Commit();
+    dumptohprof::ConvertStats s;
+    {
+      format::hprof::ThreadedFdOutput output(hprof.fd());
+      s = dumptohprof::Convert(input->path(), output, options);
+    }
+    hprof.Commit();
     progress.Done();
-    if (!class_map.empty()) {
-      std::ofstream m(class_map);
+    if (map) {
+      std::ostringstream m;
       dumptohprof::WriteClassMap(m, s);
-      if (!m.flush()) throw std::system_error(errno, std::generic_category(), "cannot write " + class_map);
+      map->Write(m.str());
+      map->Commit();
     }
     if (!quiet) {
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::printf("%s: %llu objects (%llu instances, %llu object arrays, %llu primitive arrays), %llu classes, "
+      std::fprintf(report, "%s: %llu objects (%llu instances, %llu object arrays, %llu primitive arrays), %llu classes, "
                   "%llu threads, %llu frames, %llu roots (%llu dump roots to no object dropped), %llu finalizers, "
                   "%llu objects with allocation stacks; "
                   "%.1f MB dump -> %.1f MB hprof in %llu segments, %.2f s, %.0f MB/s\n",
@@ -161,18 +173,24 @@ int main(int argc, char** argv) {
                   (unsigned long long)s.roots, (unsigned long long)s.unresolved_roots,
                   (unsigned long long)s.finalizers, (unsigned long long)s.alloc_stacks, s.dump_bytes / 1e6, s.hprof_bytes / 1e6,
                   (unsigned long long)s.segments, secs, secs > 0 ? s.dump_bytes / 1e6 / secs : 0.0);
-      if (s.truncated_arrays) std::printf("%llu arrays longer than 4 GiB truncated\n", (unsigned long long)s.truncated_arrays);
+      if (s.truncated_arrays) std::fprintf(report, "%llu arrays longer than 4 GiB truncated\n", (unsigned long long)s.truncated_arrays);
     }
     return kExitOk;
   } catch (const format::FormatError& e) {
     progress.Done();
-    std::cerr << dump << ":" << e.what() << "\n";
+    std::cerr << name << ":" << e.what() << "\n";
+  } catch (const tools::OutputError& e) {
+    progress.Done();
+    std::cerr << "dumptohprof: " << e.what() << "\n";
+  } catch (const tools::InputError& e) {
+    progress.Done();
+    std::cerr << name << ": " << e.what() << "\n";
   } catch (const std::system_error& e) {
     progress.Done();
     std::cerr << "dumptohprof: " << e.what() << "\n";
   } catch (const std::exception& e) {
     progress.Done();
-    std::cerr << dump << ": " << e.what() << "\n";
+    std::cerr << name << ": " << e.what() << "\n";
   }
   return kExitInvalid;
 }

@@ -16,6 +16,8 @@ class OpenError : public std::runtime_error {
 
 // A reader that owns its fd. Throws OpenError, or FormatError for a bad header.
 std::shared_ptr<format::Reader> OpenDump(const std::string& path);
+// The same on a descriptor already open, which the reader takes over.
+std::shared_ptr<format::Reader> OpenDumpFd(int fd);
 
 // Whether path is a regular file, which --validate can read twice.
 bool IsRegularFile(const std::string& path);

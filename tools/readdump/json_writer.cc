@@ -32,13 +32,21 @@ void JsonWriter::Open(char c) {
   BeforeValue();
   out_ << c;
   empty_.push_back(true);
+  closers_.push_back(c == '{' ? '}' : ']');
+  started_ = true;
 }
 
 void JsonWriter::Close(char c) {
   const bool was_empty = empty_.back();
   empty_.pop_back();
+  closers_.pop_back();
   if (!was_empty) Indent();
   out_ << c;
+}
+
+void JsonWriter::CloseTo(size_t depth) {
+  if (after_key_) Null();
+  while (closers_.size() > depth) Close(closers_.back());
 }
 
 void JsonWriter::String(std::string_view s) {

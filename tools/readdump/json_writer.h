@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <ostream>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -31,6 +32,14 @@ class JsonWriter {
   // Ends the document with a newline.
   void Finish() { out_ << '\n'; }
 
+  // Whether the document has been started (its outermost container opened).
+  bool started() const { return started_; }
+  // How many containers are open.
+  size_t depth() const { return closers_.size(); }
+  // Closes what is open down to `depth` containers (a key left without a
+  // value gets null), so that a run cut short still ends a valid document.
+  void CloseTo(size_t depth);
+
  private:
   void Open(char c);
   void Close(char c);
@@ -39,6 +48,8 @@ class JsonWriter {
 
   std::ostream& out_;
   std::vector<bool> empty_;  // per open container: nothing written into it yet
+  std::string closers_;      // per open container: '}' or ']'
+  bool started_ = false;
   bool after_key_ = false;
 };
 

@@ -2,10 +2,12 @@
 // can (records, problems) and the rest print once the dump has been read.
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "dump_file.h"
 #include "histogram.h"
+#include "input_file.h"
 #include "json_writer.h"
 #include "libdump/format/reader.h"
 #include "options.h"
@@ -24,20 +26,39 @@ constexpr int kExitUsage = 2;
 
 class Run {
  public:
-  explicit Run(const Options& o) : o_(o), json_(std::cout) {}
+  explicit Run(const Options& o) : o_(o), name_(o.file == "-" ? "<stdin>" : o.file), json_(std::cout) {}
+
+  // The input's name in messages.
+  const std::string& name() const { return name_; }
+
+  // With --json, ends the document a failed run leaves open, with the error
+  // (also on stderr) as its last member: stdout stays one valid JSON document.
+  void EndJson(const std::string& error) {
+    if (!o_.json) return;
+    if (!json_.started()) {
+      json_.BeginObject();
+      json_.Key("file");
+      json_.String(name_);
+    }
+    json_.CloseTo(1);
+    json_.Key("error");
+    json_.String(error);
+    json_.EndObject();
+    json_.Finish();
+  }
 
   int Main() {
-    if (o_.validate && !IsRegularFile(o_.file)) {
-      std::cerr << o_.file << ": --validate reads the dump twice and needs a regular file\n";
-      return kExitUsage;
-    }
-    std::shared_ptr<format::Reader> reader = OpenDump(o_.file);
+    // --validate reads the dump twice: a pipe is copied to a temporary file.
+    input_.emplace(o_.file);
+    if (o_.validate) input_->MakeRereadable();
+    std::shared_ptr<format::Reader> reader =
+        o_.validate ? OpenDump(input_->path()) : OpenDumpFd(input_->TakeFd());
     summary_.compression = reader->compression();
     summary_.dialect = reader->dialect();
     if (o_.json) {
       json_.BeginObject();
       json_.Key("file");
-      json_.String(o_.file);
+      json_.String(name_);
       if (o_.records) {
         json_.Key("records");
         json_.BeginArray();
@@ -79,7 +100,7 @@ class Run {
     } else {
       Section();
     }
-    std::shared_ptr<format::Reader> reader = OpenDump(o_.file);
+    std::shared_ptr<format::Reader> reader = OpenDump(input_->path());
     format::Record r;
     while (reader->Next(r)) {
       if (r.offset > end || (r.offset == end && r.kind != format::Kind::kEof)) ThrowChanged(r.offset);
@@ -92,9 +113,9 @@ class Run {
       json_.Key("valid");
       json_.Bool(problems_ == 0);
     } else if (problems_ == 0) {
-      std::cout << o_.file << ": ok, no problems\n";
+      std::cout << name_ << ": ok, no problems\n";
     } else {
-      std::cout << o_.file << ": " << problems_ << (problems_ == 1 ? " problem\n" : " problems\n");
+      std::cout << name_ << ": " << problems_ << (problems_ == 1 ? " problem\n" : " problems\n");
     }
   }
 
@@ -109,7 +130,7 @@ class Run {
       json_.String(p.message);
       json_.EndObject();
     } else {
-      std::cout << o_.file << ':' << p.offset << ": kind " << static_cast<uint64_t>(p.kind) << " ("
+      std::cout << name_ << ':' << p.offset << ": kind " << static_cast<uint64_t>(p.kind) << " ("
                 << format::KindName(p.kind) << "): " << p.message << '\n';
     }
   }
@@ -134,7 +155,7 @@ class Run {
     }
     if (o_.summary) {
       Section();
-      PrintSummary(std::cout, o_.file, summary_);
+      PrintSummary(std::cout, name_, summary_);
     }
     if (o_.histogram) {
       Section();
@@ -152,6 +173,8 @@ class Run {
   }
 
   const Options& o_;
+  const std::string name_;
+  std::optional<tools::InputFile> input_;
   JsonWriter json_;
   Summary summary_;
   Histogram histogram_;
@@ -176,23 +199,26 @@ int main(int argc, char** argv) {
     case ParseResult::kRun:
       break;
   }
+  Run run(options);
+  std::string error;
   try {
     if (options.Analysis()) return RunAnalysis(options);
-    return Run(options).Main();
+    return run.Main();
   } catch (const libdump::format::FormatError& e) {
-    std::cout.flush();
-    std::cerr << options.file << ':' << e.what() << '\n';
+    error = run.name() + ':' + e.what();
   } catch (const OpenError& e) {
-    std::cout.flush();
-    std::cerr << options.file << ": " << e.what() << '\n';
+    error = run.name() + ": " + e.what();
+  } catch (const libdump::tools::InputError& e) {
+    error = run.name() + ": " + e.what();
   } catch (const std::bad_alloc&) {
-    std::cout.flush();
-    std::cerr << options.file << ": out of memory\n";
+    error = run.name() + ": out of memory";
   } catch (const std::exception& e) {
     // Decompressor and I/O failures that escape as other exceptions are still
     // bad input, not a crash.
-    std::cout.flush();
-    std::cerr << options.file << ": " << e.what() << '\n';
+    error = run.name() + ": " + e.what();
   }
+  run.EndJson(error);
+  std::cout.flush();
+  std::cerr << error << '\n';
   return kExitInvalid;
 }

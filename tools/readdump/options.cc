@@ -3,6 +3,8 @@
 #include <boost/program_options.hpp>
 #include <charconv>
 
+#include "version.h"
+
 namespace libdump::readdump {
 
 namespace po = boost::program_options;
@@ -15,8 +17,10 @@ constexpr const char* kUsage =
     "Parses a heap dump (go1.3 heap dump format with libdump extensions; zstd or\n"
     "gzip compressed dumps are detected) and prints a summary, or what the options\n"
     "ask for. Several options combine; sections print in the order listed below.\n"
+    "FILE '-' reads standard input (a pipe works, also with --validate).\n"
     "\n"
-    "exit status: 0 ok, 1 invalid input or validation problems, 2 usage error\n"
+    "exit status: 0 ok, 1 invalid input (a missing file, a directory) or validation\n"
+    "problems, 2 usage error\n"
     "\n";
 
 }  // namespace
@@ -26,6 +30,7 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
   po::options_description visible("options");
   visible.add_options()
       ("help,h", "print this help and exit")
+      ("version,V", "print the version and exit")
       ("records", po::bool_switch(&o.records), "one line per record: KIND at=OFFSET key=value ...")
       ("validate", po::bool_switch(&o.validate),
        "semantic checks (pointers, frames, types, roots); one line per problem, exit 1 if any")
@@ -57,6 +62,10 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
   }
   if (vm.count("help")) {
     out << kUsage << visible;
+    return ParseResult::kHelp;
+  }
+  if (vm.count("version")) {
+    tools::PrintVersion(out, "readdump");
     return ParseResult::kHelp;
   }
   if (o.file.empty()) {

@@ -1,4 +1,4 @@
-// Writes and reads back a one-record dump through an installed libdump::format.
+// libdump::format: writes and reads back a one-record dump.
 #include <sstream>
 
 #include "libdump/format/reader.h"
