@@ -210,6 +210,7 @@ void* Trampoline(void* p) {
   StartArgs a = *static_cast<StartArgs*>(p);
   delete static_cast<StartArgs*>(p);
   if (TimerEngine* e = g_engine.load(std::memory_order_acquire)) {
+    OwnAllocationScope own;  // the engine's entry and the exit guard's registration
     const pid_t tid = Tid();
     // replace: a timer under this tid belongs to a dead thread.
     e->AddThread(tid, true);
@@ -344,7 +345,11 @@ extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, voi
   using Real = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
   static Real real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "pthread_create"));
   if (libdump::samplers::g_engine.load(std::memory_order_acquire) == nullptr) return real(thread, attr, fn, arg);
-  auto* a = new libdump::samplers::StartArgs{fn, arg};
+  libdump::samplers::StartArgs* a;
+  {
+    libdump::samplers::OwnAllocationScope own;
+    a = new libdump::samplers::StartArgs{fn, arg};
+  }
   const int rc = real(thread, attr, libdump::samplers::Trampoline, a);
   if (rc != 0) delete a;
   return rc;

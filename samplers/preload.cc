@@ -25,6 +25,7 @@
 
 #include "libdump/profiler.h"
 #include "output_file.h"
+#include "own_allocations.h"
 
 namespace {
 
@@ -76,6 +77,7 @@ void WriteAtExit(const char* what, const std::string& path, WriteFn write) {
 }
 
 void AtExit() {
+  const libdump::samplers::OwnAllocationScope own;  // not the program's
   if (g_cpu_path != nullptr) WriteAtExit("CPU profile", *g_cpu_path, [](int fd) { return libdump::StopCPUProfile(fd); });
   if (g_heap_path != nullptr) WriteAtExit("heap profile", *g_heap_path, [](int fd) { return libdump::WriteHeapProfile(fd); });
 }
@@ -86,6 +88,7 @@ void ForkChild() {
 }
 
 __attribute__((constructor)) void Init() {
+  const libdump::samplers::OwnAllocationScope own;  // not the program's
   pthread_atfork(nullptr, nullptr, ForkChild);
   if (const char* r = getenv("LIBDUMP_MEMPROFILE_RATE")) libdump::SetMemProfileRate(std::strtoll(r, nullptr, 10));
   if (const char* hz = getenv("LIBDUMP_CPUPROFILE_RATE")) libdump::SetCPUProfileRate(std::atoi(hz));
