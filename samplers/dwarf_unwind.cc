@@ -45,12 +45,8 @@ StackReader::StackReader(uintptr_t sp) : lo_(sp), hi_(sp) {
   }
 }
 
-bool StackReader::Read(uintptr_t addr, uintptr_t* out) {
+bool StackReader::ReadSlow(uintptr_t addr, uintptr_t* out) {
   if ((addr & (sizeof(uintptr_t) - 1)) != 0) return false;
-  if (addr >= lo_ && addr < hi_ && hi_ - addr >= sizeof(uintptr_t)) {
-    *out = *reinterpret_cast<const uintptr_t*>(addr);
-    return true;
-  }
   // Aligned: the word is inside one page. The first read in a page goes
   // through process_vm_readv, which fails with EFAULT instead of faulting;
   // later reads in the page are plain loads.
@@ -73,21 +69,46 @@ size_t UnwindStack(uintptr_t pc, uintptr_t sp, uintptr_t fp, bool exact_pc, cons
   if (end == nullptr) end = &ignored;
   *end = UnwindEnd::kFull;
   size_t n = 0, lookups = policy.max_lookups;
-  UnwindTables::Reader pin;  // the snapshot stays while rules are read
+  UnwindTables::Reader pin(false);  // pinned at the first lookup, for the rest of the walk
   while (n < max) {
+    // The fast path: a pc the cache knows as a standard frame takes the
+    // frame-pointer step (one record, two words) without a lookup.
+    if (lookups > 0 && UnwindTables::CachedStandardFrame(exact_pc ? pc : pc - 1)) {
+      --lookups;
+      if (policy.stop_at_standard_frame) lookups = 0;
+      uintptr_t ra, caller_fp;
+      if (fp < sp || fp - sp > kMaxFrameSize || !reader.Read(fp + 8, &ra) || !reader.Read(fp, &caller_fp) ||
+          ra < kPage) {
+        *end = UnwindEnd::kBroken;
+        return n;
+      }
+      out[n++] = ra;
+      if (caller_fp == 0) {
+        *end = UnwindEnd::kOutermost;
+        return n;
+      }
+      pc = ra;
+      sp = fp + 16;
+      fp = caller_fp;
+      exact_pc = false;
+      continue;
+    }
     UnwindRule rule;
     rule.kind = UnwindRule::kFp;
     rule.cfa = 16;
     rule.fp_slot = 2;  // the standard frame, unless a lookup says otherwise
     if (lookups > 0) {
       --lookups;
-      const UnwindLookup l = UnwindTables::Lookup(exact_pc ? pc : pc - 1);
+      const UnwindLookup l = UnwindTables::CachedLookup(exact_pc ? pc : pc - 1, pin);
       switch (l.rule.kind) {
         case UnwindRule::kSp:
         case UnwindRule::kFp:
         case UnwindRule::kPlt:
           rule = l.rule;
           break;
+        case UnwindRule::kEnd:
+          *end = UnwindEnd::kOutermost;
+          return n;
         case UnwindRule::kNone:
           (l.module_known ? g_no_rule : g_unknown_module).fetch_add(1, std::memory_order_relaxed);
           lookups = 0;

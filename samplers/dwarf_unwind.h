@@ -30,10 +30,17 @@ namespace libdump::samplers {
 class StackReader {
  public:
   explicit StackReader(uintptr_t sp);
-  bool Read(uintptr_t addr, uintptr_t* out);
+  bool Read(uintptr_t addr, uintptr_t* out) {
+    if (addr - lo_ < hi_ - lo_ && hi_ - addr >= sizeof(uintptr_t) && (addr & (sizeof(uintptr_t) - 1)) == 0) {
+      *out = *reinterpret_cast<const uintptr_t*>(addr);
+      return true;
+    }
+    return ReadSlow(addr, out);
+  }
   uintptr_t trusted_hi() const { return hi_; }
 
  private:
+  bool ReadSlow(uintptr_t addr, uintptr_t* out);
   uintptr_t lo_, hi_;
   uintptr_t verified_page_ = ~uintptr_t{0};
   pid_t self_ = 0;

@@ -120,7 +120,7 @@ struct Cie {
 
 // One register's rule, as far as the table cares.
 struct RegRule {
-  enum Kind : uint8_t { kSame, kOffset, kOther } kind = kSame;
+  enum Kind : uint8_t { kSame, kOffset, kOther, kUndefined } kind = kSame;
   int64_t off = 0;
   bool operator==(const RegRule&) const = default;
 };
@@ -143,6 +143,10 @@ UnwindRule ToRule(const CfaState& s) {
   }
   r.kind = UnwindRule::kUnsupported;
   if (s.cfa_kind != CfaState::kRegOff || (s.cfa_reg != kRegRsp && s.cfa_reg != kRegRbp)) return r;
+  if (s.ra.kind == RegRule::kUndefined) {
+    r.kind = UnwindRule::kEnd;
+    return r;
+  }
   if (s.cfa_off < 8 || s.cfa_off % 8 != 0 || s.cfa_off > 0xfff8) return r;
   if (s.ra.kind != RegRule::kOffset || s.ra.off != -8) return r;
   if (s.rbp.kind == RegRule::kSame) {
@@ -223,9 +227,10 @@ bool RunCfa(Cursor& c, const Cie& cie, const CfaState& initial, CfaState& s, uin
         break;
       }
       case 0x06: restore(c.Uleb()); break;                                  // restore_extended
-      case 0x07: case 0x09: {                                               // undefined, register
+      case 0x07: set_reg(c.Uleb(), {RegRule::kUndefined, 0}); break;      // undefined
+      case 0x09: {                                                          // register
         const uint64_t r = c.Uleb();
-        if (op == 0x09) c.Uleb();
+        c.Uleb();
         set_reg(r, {RegRule::kOther, 0});
         break;
       }
@@ -567,6 +572,25 @@ unsigned StripeIndex() {
 
 }  // namespace
 
+namespace unwind_detail {
+CacheEntry g_cache[kCacheEntries];
+}  // namespace unwind_detail
+
+namespace {
+using unwind_detail::CacheEntry;
+using unwind_detail::CacheSlot;
+using unwind_detail::g_cache;
+uint64_t Pack(const UnwindLookup& l) { return unwind_detail::PackRule(l.rule, l.module_known); }
+UnwindLookup Unpack(uint64_t v) {
+  UnwindLookup l;
+  l.module_known = (v >> 32) & 1;
+  l.rule.kind = static_cast<uint8_t>(v >> 24);
+  l.rule.fp_slot = static_cast<uint8_t>(v >> 16);
+  l.rule.cfa = static_cast<uint16_t>(v);
+  return l;
+}
+}  // namespace
+
 bool UnwindTables::Refresh() {
   std::lock_guard<std::mutex> g(g_build_mu);
   Scan scan{g_snapshot.load(std::memory_order_acquire), {}};
@@ -600,6 +624,11 @@ bool UnwindTables::Refresh() {
     snap->rows += m->rows.size();
   }
   const Snapshot* old = g_snapshot.exchange(snap, std::memory_order_seq_cst);
+  // Unloaded modules' pcs may now be another module's.
+  for (CacheEntry& e : g_cache) {
+    e.rule.store(0, std::memory_order_relaxed);
+    e.keyed.store(0, std::memory_order_relaxed);
+  }
   if (old != nullptr) {
     if (g_retired == nullptr) g_retired = new std::vector<const Snapshot*>;
     g_retired->push_back(old);
@@ -641,10 +670,15 @@ bool UnwindTables::Reclaim() {
   return true;
 }
 
-UnwindTables::Reader::Reader() : stripe_(StripeIndex()) {
+void UnwindTables::Reader::Pin() {
+  if (stripe_ != kUnpinned) return;
+  stripe_ = StripeIndex();
   g_stripes[stripe_].readers.fetch_add(1, std::memory_order_seq_cst);
 }
-UnwindTables::Reader::~Reader() { g_stripes[stripe_].readers.fetch_sub(1, std::memory_order_release); }
+UnwindTables::Reader::~Reader() {
+  if (stripe_ != kUnpinned) g_stripes[stripe_].readers.fetch_sub(1, std::memory_order_release);
+}
+
 
 UnwindLookup UnwindTables::Lookup(uintptr_t pc) {
   UnwindLookup out;
@@ -675,6 +709,22 @@ UnwindLookup UnwindTables::Lookup(uintptr_t pc) {
   }
   out.rule = r[a].rule;
   return out;
+}
+
+UnwindLookup UnwindTables::CachedLookup(uintptr_t pc, Reader& pin) {
+  CacheEntry& e = g_cache[CacheSlot(pc)];
+  const uint64_t rule = e.rule.load(std::memory_order_relaxed);
+  if (rule != 0 && (e.keyed.load(std::memory_order_relaxed) ^ rule) == pc) return Unpack(rule);
+  pin.Pin();
+  const UnwindLookup l = Lookup(pc);
+  // An unknown module is not cached: a Refresh may add it (and clears the
+  // cache anyway).
+  if (l.module_known) {
+    const uint64_t v = Pack(l);
+    e.rule.store(v, std::memory_order_relaxed);
+    e.keyed.store(pc ^ v, std::memory_order_relaxed);
+  }
+  return l;
 }
 
 size_t UnwindTables::Modules() {

@@ -27,6 +27,7 @@
 #pragma once
 
 #include <cstddef>
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
@@ -39,6 +40,7 @@ struct UnwindRule {
     kSp,           // CFA = rsp + cfa
     kFp,           // CFA = rbp + cfa
     kPlt,          // a PLT entry: CFA = rsp + 8, + 8 when (pc & 15) >= cfa
+    kEnd,          // the return address is undefined: the outermost frame (_start, clone)
   };
   static constexpr uint8_t kFpSame = 0;   // the caller's rbp is rbp
   static constexpr uint8_t kFpLost = 255;  // the caller's rbp cannot be found
@@ -53,6 +55,21 @@ struct UnwindLookup {
   UnwindRule rule;
   bool module_known = false;
 };
+
+namespace unwind_detail {
+// The lookup cache's entries (UnwindTables::CachedLookup): the packed rule
+// (0 = empty) and the pc xor the rule, so that a torn pair is a miss.
+struct CacheEntry {
+  std::atomic<uint64_t> keyed{0};
+  std::atomic<uint64_t> rule{0};
+};
+inline constexpr size_t kCacheEntries = 4096;
+extern CacheEntry g_cache[kCacheEntries];
+inline size_t CacheSlot(uintptr_t pc) { return static_cast<size_t>((pc * 0x9e3779b97f4a7c15ULL) >> 52); }
+constexpr uint64_t PackRule(const UnwindRule& r, bool module_known) {
+  return uint64_t{1} << 63 | uint64_t{module_known} << 32 | uint64_t{r.kind} << 24 | uint64_t{r.fp_slot} << 16 | r.cfa;
+}
+}  // namespace unwind_detail
 
 class UnwindTables {
  public:
@@ -75,17 +92,38 @@ class UnwindTables {
   static size_t Modules();
   static size_t Rows();
 
-  // Pins the current snapshot for Lookup while alive.
+
+  // Pins the current snapshot for Lookup while alive (from Pin() on, if
+  // made with pin_now false: a walk that finds every frame in the cache
+  // never pins).
   class Reader {
    public:
-    Reader();
+    explicit Reader(bool pin_now = true) {
+      if (pin_now) Pin();
+    }
     ~Reader();
+    void Pin();
     Reader(const Reader&) = delete;
     Reader& operator=(const Reader&) = delete;
 
    private:
-    unsigned stripe_;
+    static constexpr unsigned kUnpinned = ~0u;
+    unsigned stripe_ = kUnpinned;
   };
+
+  // Lookup through a direct-mapped cache of the pcs looked up before (4096
+  // entries of two words, the rule and the pc xor the rule, written and read
+  // without a lock: a torn entry fails the xor check and is a miss). A
+  // walk through code seen before costs two loads per frame, not a search.
+  // pin is pinned on a miss only. Refresh clears the cache.
+  static UnwindLookup CachedLookup(uintptr_t pc, Reader& pin);
+  // Whether the cache holds pc as a standard frame: the walk's fast path.
+  static bool CachedStandardFrame(uintptr_t pc) {
+    static constexpr uint64_t kStandard = unwind_detail::PackRule(UnwindRule{UnwindRule::kFp, 2, 16}, true);
+    const unwind_detail::CacheEntry& e = unwind_detail::g_cache[unwind_detail::CacheSlot(pc)];
+    return e.rule.load(std::memory_order_relaxed) == kStandard &&
+           (e.keyed.load(std::memory_order_relaxed) ^ kStandard) == pc;
+  }
 };
 
 // One module's rules, parsed from its .eh_frame_hdr (and the .eh_frame it
