@@ -98,13 +98,18 @@ class Cursor {
   }
 
  private:
-  bool Readable(uintptr_t p, size_t n) const {
+  bool Readable(uintptr_t p, size_t n) {
+    if (p >= hit_.lo && p + n <= hit_.hi) return true;  // the range of the last read
     for (const UnwindRange& r : readable_) {
-      if (p >= r.lo && p + n <= r.hi) return true;
+      if (p >= r.lo && p + n <= r.hi) {
+        hit_ = r;
+        return true;
+      }
     }
     return false;
   }
   const std::vector<UnwindRange>& readable_;
+  UnwindRange hit_{1, 0};
   uintptr_t p_, end_;
   bool ok_ = true;
 };
