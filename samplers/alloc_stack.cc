@@ -51,9 +51,10 @@ uintptr_t StackTop(uintptr_t sp) {
 }
 
 // Frames whose unwind rule a heap sample looks up: the hook's and the
-// allocator's (4-5, built with frame pointers) and the few above them, where
-// a frameless caller of malloc would make the chain skip its caller.
-constexpr size_t kLookups = 8;
+// allocator's (3, built with frame pointers: cache hits) and the three above
+// them, where a frameless caller of malloc would make the chain skip its
+// caller. Each is a load of a line the program may have evicted.
+constexpr size_t kLookups = 6;
 
 // Verdicts on return addresses where frame-pointer walks ended on a broken
 // link. Open addressing over atomics: lock-free, insert-only, never

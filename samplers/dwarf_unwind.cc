@@ -71,14 +71,32 @@ size_t UnwindStack(uintptr_t pc, uintptr_t sp, uintptr_t fp, bool exact_pc, cons
   size_t n = 0, lookups = policy.max_lookups;
   UnwindTables::Reader pin(false);  // pinned at the first lookup, for the rest of the walk
   while (n < max) {
+    if (lookups == 0) {
+      // Past the frames that take rules: the frame-pointer chain, one
+      // record per frame, each above the last and less than 1 MiB away.
+      while (n < max) {
+        uintptr_t ra, caller_fp;
+        if (fp < sp || fp - sp > kMaxFrameSize || !reader.ReadRecord(fp, &caller_fp, &ra) || ra < kPage) {
+          *end = UnwindEnd::kBroken;
+          return n;
+        }
+        out[n++] = ra;
+        if (caller_fp == 0) {
+          *end = UnwindEnd::kOutermost;  // glibc starts threads with rbp 0
+          return n;
+        }
+        sp = fp + 16;
+        fp = caller_fp;
+      }
+      return n;
+    }
     // The fast path: a pc the cache knows as a standard frame takes the
     // frame-pointer step (one record, two words) without a lookup.
     if (lookups > 0 && UnwindTables::CachedStandardFrame(exact_pc ? pc : pc - 1)) {
       --lookups;
       if (policy.stop_at_standard_frame) lookups = 0;
       uintptr_t ra, caller_fp;
-      if (fp < sp || fp - sp > kMaxFrameSize || !reader.Read(fp + 8, &ra) || !reader.Read(fp, &caller_fp) ||
-          ra < kPage) {
+      if (fp < sp || fp - sp > kMaxFrameSize || !reader.ReadRecord(fp, &caller_fp, &ra) || ra < kPage) {
         *end = UnwindEnd::kBroken;
         return n;
       }

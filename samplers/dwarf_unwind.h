@@ -38,6 +38,16 @@ class StackReader {
     return ReadSlow(addr, out);
   }
   uintptr_t trusted_hi() const { return hi_; }
+  // A frame record (saved rbp, return address) at fp.
+  bool ReadRecord(uintptr_t fp, uintptr_t* saved_fp, uintptr_t* ra) {
+    if (fp - lo_ < hi_ - lo_ && hi_ - fp >= 2 * sizeof(uintptr_t) && (fp & (sizeof(uintptr_t) - 1)) == 0) {
+      const uintptr_t* rec = reinterpret_cast<const uintptr_t*>(fp);
+      *saved_fp = rec[0];
+      *ra = rec[1];
+      return true;
+    }
+    return ReadSlow(fp + sizeof(uintptr_t), ra) && ReadSlow(fp, saved_fp);
+  }
 
  private:
   bool ReadSlow(uintptr_t addr, uintptr_t* out);
