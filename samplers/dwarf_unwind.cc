@@ -45,7 +45,7 @@ StackReader::StackReader(uintptr_t sp) : lo_(sp), hi_(sp) {
   }
 }
 
-bool StackReader::ReadSlow(uintptr_t addr, uintptr_t* out) {
+__attribute__((no_sanitize_address)) bool StackReader::ReadSlow(uintptr_t addr, uintptr_t* out) {
   if ((addr & (sizeof(uintptr_t) - 1)) != 0) return false;
   // Aligned: the word is inside one page. The first read in a page goes
   // through process_vm_readv, which fails with EFAULT instead of faulting;

@@ -115,7 +115,10 @@ class UnwindTables {
   // entries of two words, the rule and the pc xor the rule, written and read
   // without a lock: a torn entry fails the xor check and is a miss). A
   // walk through code seen before costs two loads per frame, not a search.
-  // pin is pinned on a miss only. Refresh clears the cache.
+  // pin is pinned on a miss only. Refresh clears the cache; an entry a
+  // handler computes from the old snapshot while it does may outlive the
+  // clear, which matters only for an unloaded module's address reused by
+  // another (a wrong rule there: garbage frames, still bounds-checked).
   static UnwindLookup CachedLookup(uintptr_t pc, Reader& pin);
   // Whether the cache holds pc as a standard frame: the walk's fast path.
   static bool CachedStandardFrame(uintptr_t pc) {
