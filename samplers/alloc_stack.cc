@@ -5,6 +5,7 @@
 #include <atomic>
 
 #include "loader_gate.h"
+#include "dwarf_unwind.h"
 #include "stack_walk.h"
 
 extern "C" void* __libc_stack_end;  // glibc: the initial thread's stack top
@@ -50,34 +51,11 @@ uintptr_t StackTop(uintptr_t sp) {
   return 0;
 }
 
-enum class WalkEnd { kOutermost, kFull, kBroken };
-
-// Reads only frame records wholly inside [lo, hi), each above the previous.
-size_t Walk(uintptr_t fp, uintptr_t lo, uintptr_t hi, uintptr_t* out, size_t max, WalkEnd* end) {
-  size_t n = 0;
-  *end = WalkEnd::kFull;
-  while (n < max) {
-    if (fp < lo || fp > hi - 2 * sizeof(uintptr_t) || (fp & (sizeof(uintptr_t) - 1)) != 0) {
-      *end = WalkEnd::kBroken;
-      return n;
-    }
-    const uintptr_t* rec = reinterpret_cast<const uintptr_t*>(fp);
-    const uintptr_t next = rec[0];
-    const uintptr_t ret = rec[1];
-    if (ret < 4096) {  // not a return address: a record that was never one
-      *end = WalkEnd::kBroken;
-      return n;
-    }
-    out[n++] = ret;
-    if (next == 0) {  // the thread's first frame: glibc starts threads with fp 0
-      *end = WalkEnd::kOutermost;
-      return n;
-    }
-    lo = fp + 2 * sizeof(uintptr_t);
-    fp = next;
-  }
-  return n;
-}
+// Frames whose unwind rule a heap sample looks up: the hook's and the
+// allocator's (3, built with frame pointers: cache hits) and the three above
+// them, where a frameless caller of malloc would make the chain skip its
+// caller. Each is a load of a line the program may have evicted.
+constexpr size_t kLookups = 6;
 
 // Verdicts on return addresses where frame-pointer walks ended on a broken
 // link. Open addressing over atomics: lock-free, insert-only, never
@@ -116,11 +94,20 @@ __attribute__((noinline)) size_t CaptureAllocationStack(uintptr_t* out, size_t m
   const uintptr_t fp = reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
   const uintptr_t hi = StackTop(fp);
   size_t n = 0;
-  WalkEnd end = WalkEnd::kBroken;
+  UnwindEnd end = UnwindEnd::kBroken;
   size_t slot = kEnds;
-  if (hi != 0) {
-    n = Walk(fp, fp, hi, out, max, &end);
-    if (end != WalkEnd::kBroken) {
+  if (hi != 0 && max > 0) {
+    // This function's own frame record, then the callers by their rules for
+    // the first kLookups frames (the hook's, the allocator's, and the
+    // allocator's callers, which may be frameless: strdup, a function built
+    // with -fomit-frame-pointer), then by the chain.
+    const uintptr_t* rec = reinterpret_cast<const uintptr_t*>(fp);
+    out[0] = rec[1];
+    StackReader reader(fp);
+    static constexpr UnwindPolicy kAllocPolicy{kLookups, false};
+    n = 1 + UnwindStack(rec[1], fp + 2 * sizeof(uintptr_t), rec[0], false, kAllocPolicy, reader, out + 1, max - 1,
+                        &end);
+    if (end != UnwindEnd::kBroken) {
       ++t_capture.stats.frame_pointer;
       return n;
     }

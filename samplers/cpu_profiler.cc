@@ -27,9 +27,11 @@
 #include "env_var.h"
 #include "libdump/format/pprof_profile.h"
 #include "libdump/profiler.h"
+#include "own_allocations.h"
 #include "sample_ring.h"
 #include "stack_walk.h"
 #include "symbolize.h"
+#include "unwind_table.h"
 
 namespace libdump {
 namespace samplers {
@@ -151,6 +153,7 @@ void Drain(Session& s) {
 }
 
 void Worker(Session* s) {
+  OwnAllocationScope own;  // the stack counts and the thread scans
   const int fd = g_wake_fd.load(std::memory_order_relaxed);
   while (!s->stop.load(std::memory_order_acquire)) {
     pollfd p{fd, POLLIN, 0};
@@ -160,6 +163,11 @@ void Worker(Session* s) {
       // EAGAIN: woken by the timeout, not by a handler.
     }
     Drain(*s);
+    // Modules loaded or unloaded since the last look (dlopen by a path the
+    // dlopen hook does not see): new rules, and old snapshots freed once no
+    // handler reads them.
+    if (UnwindTables::Stale()) UnwindTables::Refresh();
+    UnwindTables::Reclaim();
     if (s->engine->per_thread()) {
       const std::vector<pid_t> live = ListThreads();
       s->engine->Prune(live);
@@ -203,6 +211,7 @@ void* Trampoline(void* p) {
   StartArgs a = *static_cast<StartArgs*>(p);
   delete static_cast<StartArgs*>(p);
   if (TimerEngine* e = g_engine.load(std::memory_order_acquire)) {
+    OwnAllocationScope own;  // the engine's entry and the exit guard's registration
     const pid_t tid = Tid();
     // replace: a timer under this tid belongs to a dead thread.
     e->AddThread(tid, true);
@@ -242,11 +251,15 @@ bool StartCPUProfile(int fd) {
   using namespace samplers;
   static const int fork_handlers = pthread_atfork(ForkPrepare, ForkParent, ForkChild);
   (void)fork_handlers;
+  OwnAllocationScope own;
   std::lock_guard<std::mutex> g(g_session_mu);
   if (g_session != nullptr) {
     errno = EBUSY;
     return false;
   }
+  // The rules the handler unwinds frameless code with, for every module
+  // loaded now; later ones are added by the dlopen hook and the worker.
+  UnwindTables::Refresh();
   InstallHandler();
   if (g_ring.load() == nullptr) g_ring.store(new SampleRing(kRingCapacity), std::memory_order_release);
   if (g_wake_fd.load() < 0) {
@@ -292,6 +305,7 @@ bool StopCPUProfile() { return StopCPUProfile(-1); }
 
 bool StopCPUProfile(int fd) {
   using namespace samplers;
+  OwnAllocationScope own;  // symbolization
   std::unique_lock<std::mutex> g(g_session_mu);
   Session* s = g_session;
   if (s == nullptr) return true;
@@ -336,7 +350,11 @@ extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, voi
   using Real = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
   static Real real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "pthread_create"));
   if (libdump::samplers::g_engine.load(std::memory_order_acquire) == nullptr) return real(thread, attr, fn, arg);
-  auto* a = new libdump::samplers::StartArgs{fn, arg};
+  libdump::samplers::StartArgs* a;
+  {
+    libdump::samplers::OwnAllocationScope own;
+    a = new libdump::samplers::StartArgs{fn, arg};
+  }
   const int rc = real(thread, attr, libdump::samplers::Trampoline, a);
   if (rc != 0) delete a;
   return rc;

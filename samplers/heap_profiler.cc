@@ -8,7 +8,9 @@
 
 #include "../libdump/heap_walk.h"
 #include "alloc_stack.h"
+#include "own_allocations.h"
 #include "symbolize.h"
+#include "unwind_table.h"
 
 // libdump's allocator, when it is in the process. Weak so that the samplers
 // link without it (CPU profiling alone, or another malloc).
@@ -49,7 +51,16 @@ bool IsAllocatorFrame(std::string_view f) {
   return false;
 }
 
+bool IsOwnAllocation(const HeapBucketSnapshot& k) {
+  return k.stack.size() == 1 && k.stack[0] == OwnAllocationMarker();
+}
+
 }  // namespace
+
+// Named in heap dumps; its address marks the profilers' own samples.
+__attribute__((noipa)) void ProfilerOwnAllocation() { asm volatile("" ::: "memory"); }
+
+uintptr_t OwnAllocationMarker() { return reinterpret_cast<uintptr_t>(&ProfilerOwnAllocation) + 1; }
 
 pprof::ProfileBuilder NewHeapProfileBuilder(HeapProfileKind kind, int64_t rate) {
   pprof::ProfileBuilder b({{"alloc_objects", "count"},
@@ -64,6 +75,7 @@ pprof::ProfileBuilder NewHeapProfileBuilder(HeapProfileKind kind, int64_t rate) 
 void BuildHeapProfile(pprof::ProfileBuilder& b, const std::vector<HeapBucketSnapshot>& buckets) {
   ProfileSymbolizer sym(b);
   for (const HeapBucketSnapshot& k : buckets) {
+    if (IsOwnAllocation(k)) continue;  // the profilers' own (own_allocations.h)
     size_t skip = 0;
     while (skip + 1 < k.stack.size() && IsAllocatorFrame(sym.FunctionName(k.stack[skip]))) ++skip;
     const std::vector<uint64_t> locs = sym.Locations(std::span(k.stack).subspan(skip));
@@ -80,7 +92,13 @@ uintptr_t OnSampledAllocation(void* p, size_t size, bool keeps_token) {
   HeapProfileTable* t = g_hook.table.load(std::memory_order_acquire);
   if (!keeps_token) t->PrefetchLive(p);
   uintptr_t pcs[kMaxFrames];
-  const size_t n = CaptureAllocationStack(pcs, kMaxFrames);
+  size_t n;
+  if (InOwnAllocationScope()) {
+    pcs[0] = OwnAllocationMarker();
+    n = 1;
+  } else {
+    n = CaptureAllocationStack(pcs, kMaxFrames);
+  }
   return t->RecordAlloc(p, size, g_hook.rate.load(std::memory_order_relaxed), pcs, n, !keeps_token);
 }
 
@@ -91,6 +109,9 @@ void OnSampledFree(void* p, size_t) {
 }
 
 void PrepareSampleHook() {
+  OwnAllocationScope own;
+  // The rules the walk unwinds frameless callers of the allocator with.
+  UnwindTables::Refresh();
   g_hook.table.store(&GlobalHeapTable(), std::memory_order_release);
   WarmStackCapture();
 }
@@ -115,6 +136,7 @@ bool InstallHeapProfiler() {
 }
 
 bool WriteHeapProfile(int fd, HeapProfileKind kind) {
+  samplers::OwnAllocationScope own;  // symbolization
   pprof::ProfileBuilder b = samplers::NewHeapProfileBuilder(kind, MemProfileRate());
   samplers::BuildHeapProfile(b, samplers::GlobalHeapTable().Snapshot());
   return b.WriteGzip(fd);

@@ -46,6 +46,7 @@
 #include "libdump/heap_dump.h"
 #include "libdump/profiler.h"
 #include "output_file.h"
+#include "own_allocations.h"
 
 // Present when libdump's heap dumper is in the process (libdump.so), absent
 // in libdumpprof.so alone.
@@ -143,6 +144,7 @@ void WriteSnapshots(const std::string& suffix) {
 
 void AtExit() {
   if (g_written.exchange(true)) return;
+  const libdump::samplers::OwnAllocationScope own;  // not the program's
   if (g_cpu_path != nullptr) WriteAtExit("CPU profile", *g_cpu_path, [](int fd) { return libdump::StopCPUProfile(fd); });
   WriteSnapshots("");
 }
@@ -264,6 +266,7 @@ void ReportWithoutAllocator() {
 
 __attribute__((constructor)) void Init() {
   if (!libdump::internal::ClaimPreloadEnvironment()) return;
+  const libdump::samplers::OwnAllocationScope own;  // not the program's
   pthread_atfork(nullptr, nullptr, ForkChild);
   ReportWithoutAllocator();
   if (const char* r = getenv("LIBDUMP_MEMPROFILE_RATE")) libdump::SetMemProfileRate(std::strtoll(r, nullptr, 10));

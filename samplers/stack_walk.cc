@@ -4,11 +4,18 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "dwarf_unwind.h"
+
 namespace libdump::samplers {
 
 namespace {
 
 constexpr uintptr_t kPage = 4096;
+// Frames whose unwind rule a CPU sample looks up. Not only up to the first
+// frame-pointer frame: the vDSO keeps a frame pointer, and its caller, libc's
+// clock_gettime, does not; a standard frame's record names its caller only if
+// that caller keeps rbp as its own frame base.
+constexpr size_t kSignalLookups = 8;
 // A frame larger than this is taken as a corrupt chain (code built without
 // frame pointers uses rbp as a general register).
 constexpr uintptr_t kMaxFrameSize = uintptr_t{1} << 20;
@@ -84,7 +91,15 @@ size_t CaptureSignalStack(const void* ucontext, uintptr_t* out, size_t max) {
 #error "CaptureSignalStack: unsupported architecture"
 #endif
   out[0] = pc + 1;
+#if defined(__x86_64__)
+  // The interrupted function and its frameless callers by their unwind
+  // rules, then the frame-pointer chain from the first standard frame.
+  StackReader reader(sp);
+  static constexpr UnwindPolicy kSignalPolicy{kSignalLookups, false};
+  return 1 + UnwindStack(pc, sp, fp, true, kSignalPolicy, reader, out + 1, max - 1);
+#else
   return 1 + WalkFramePointers(fp, sp, out + 1, max - 1);
+#endif
 }
 
 }  // namespace libdump::samplers

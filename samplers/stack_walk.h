@@ -21,7 +21,11 @@ size_t WalkFramePointers(uintptr_t fp, uintptr_t sp, uintptr_t* out, size_t max)
 size_t CaptureCurrentStack(uintptr_t* out, size_t max, size_t skip);
 
 // Signal context: the interrupted pc first (made to look like a return
-// address, +1, so every entry is symbolized the same way), then its callers.
+// address, +1, so every entry is symbolized the same way), then its callers:
+// the innermost frames by their unwind rules (dwarf_unwind.h: frameless code
+// such as libc's routines and the vDSO is unwound right), then frame
+// pointers. Async-signal-safe once UnwindTables::Refresh has run (before
+// that, frame pointers only).
 size_t CaptureSignalStack(const void* ucontext, uintptr_t* out, size_t max);
 
 }  // namespace libdump::samplers

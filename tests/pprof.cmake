@@ -49,4 +49,17 @@ if(TARGET libdump_runtime AND TARGET pprof_lock_program)
     COMMAND ${CMAKE_CURRENT_LIST_DIR}/pprof/debug_server.sh $<TARGET_FILE:libdump_runtime>
             $<TARGET_FILE:pprof_lock_program> ${CMAKE_CURRENT_BINARY_DIR}/pprof_debug_server)
   set_tests_properties(pprof_debug_server PROPERTIES LABELS "integration;no_asan" TIMEOUT 120)
+# Callers of frameless code (memcpy, strlen) in go tool pprof -top, and no
+# heap samples for a program that allocates nothing (the profilers' own
+# allocations left out). Counts assume uninstrumented code: not ASan.
+if(TARGET libdump_samplers AND TARGET libdump_runtime AND TARGET libdump_prof_preload)
+  add_executable(pprof_attribution_program ${CMAKE_CURRENT_LIST_DIR}/pprof/attribution_program.cc)
+  target_link_libraries(pprof_attribution_program PRIVATE libdump_samplers Threads::Threads)
+  add_executable(pprof_noalloc_program ${CMAKE_CURRENT_LIST_DIR}/pprof/noalloc_program.cc)
+  add_test(NAME pprof_attribution_and_no_self_allocations
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/pprof/attribution_check.sh $<TARGET_FILE:pprof_attribution_program>
+            $<TARGET_FILE:pprof_noalloc_program> $<TARGET_FILE:libdump_runtime> $<TARGET_FILE:libdump_prof_preload>
+            ${CMAKE_CURRENT_BINARY_DIR}/pprof_attribution_check)
+  set_tests_properties(pprof_attribution_and_no_self_allocations PROPERTIES LABELS "integration;no_asan" TIMEOUT 300
+    RUN_SERIAL TRUE)
 endif()

@@ -13,7 +13,8 @@
 #   cpu:  2 threads, no profiler vs libdump at 100 Hz vs gperftools'
 #         libprofiler (CPUPROFILE, CPUPROFILE_FREQUENCY=100); each profiler
 #         also started and stopped inside one process (A/A, then A/B); then
-#         one sample's signal handler, each against an empty one.
+#         one sample's signal handler, each against an empty one; then
+#         attribution.sh: who gets the CPU spent in frameless code.
 # Every configuration runs once per round, REPS rounds, and the median of its
 # runs is printed: on a shared machine load drifts over minutes, and rounds
 # spread that drift over all configurations instead of charging it to
@@ -141,3 +142,5 @@ sig_gperftools=$(LD_PRELOAD=$LIB/libprofiler.so.0 CPUPROFILE=$T/s.prof "$SIG" 2>
 echo "ns per SIGPROF sample above an empty handler ($sig_none ns): libdump $((sig_libdump - sig_none))," \
   "gperftools $((sig_gperftools - sig_none))"
 go tool pprof -symbolize=none -top "$T/c.pprof" 2>/dev/null | sed -n '1,8p' || true
+echo "== cpu: attribution in code without frame pointers (attribution.sh)"
+"$(dirname "$0")/attribution.sh" "$B" 3

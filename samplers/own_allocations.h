@@ -1,0 +1,33 @@
+// The profilers' own allocations (the CPU profiler's worker and its stack
+// counts, symbolization when a profile is written, the unwind tables, the
+// preload's start-up and exit) are not the program's: a heap profile that
+// counted them would show a program that allocates nothing allocating half a
+// megabyte at exit. Code that allocates for the profilers runs inside an
+// OwnAllocationScope; the heap profiler's hook records a sample taken there
+// under one marker stack (OwnAllocationMarker), which heap profiles leave
+// out and heap dumps show by that name.
+#pragma once
+
+#include <cstdint>
+
+namespace libdump::samplers {
+
+// initial-exec: read by the allocator's hook, where __tls_get_addr (which
+// can allocate) must not run.
+inline thread_local int t_own_allocations __attribute__((tls_model("initial-exec"))) = 0;
+
+class OwnAllocationScope {
+ public:
+  OwnAllocationScope() { ++t_own_allocations; }
+  ~OwnAllocationScope() { --t_own_allocations; }
+  OwnAllocationScope(const OwnAllocationScope&) = delete;
+  OwnAllocationScope& operator=(const OwnAllocationScope&) = delete;
+};
+
+inline bool InOwnAllocationScope() { return t_own_allocations != 0; }
+
+// The one frame of the stack the profilers' own samples are recorded under
+// (a return address into the marker function, so that it symbolizes to it).
+uintptr_t OwnAllocationMarker();
+
+}  // namespace libdump::samplers

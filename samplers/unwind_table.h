@@ -1,0 +1,148 @@
+// Unwind rules for every loaded module, prepared ahead of time from the
+// modules' .eh_frame (found through .eh_frame_hdr), so that a signal handler
+// or the allocator's hook can unwind frameless code without parsing DWARF,
+// allocating or taking a lock (the loader's lock included: dl_iterate_phdr
+// is called by the builder only, never by a lookup).
+//
+// Why not libunwind in the handler: it finds a pc's unwind table through
+// dl_iterate_phdr, which takes the loader's lock, so a SIGPROF that lands
+// inside dlopen (or inside libunwind itself) would deadlock; its caches are
+// filled lazily, under locks, on the first unwind through new code. Why not
+// elfutils' CFI reader to build the table: it answers one address at a time,
+// needs the ELF's section headers (the vDSO and a module being dlopened have
+// only their mapped image), and a whole module's rows are what is wanted.
+// The CFI subset x86-64 compilers emit is small (docs/PROFILING.md).
+//
+// A rule says where the caller's registers are at a pc (x86-64):
+//   CFA = rsp or rbp + offset; the return address at CFA - 8; the caller's
+//   rbp unchanged or saved at CFA - 8k; the caller's rsp = CFA.
+// Rows are 8 bytes, sorted by pc, with a per-4-KiB page index: a lookup
+// reads the module array, one index entry and a few rows.
+//
+// Tables are published as one immutable snapshot through an atomic pointer;
+// a new one replaces it when modules are loaded or unloaded, and the old one
+// is freed once every lookup that might be reading it has finished (readers
+// count themselves in and out on striped counters: RCU without a thread
+// registry).
+#pragma once
+
+#include <cstddef>
+#include <atomic>
+#include <cstdint>
+#include <vector>
+
+namespace libdump::samplers {
+
+struct UnwindRule {
+  enum Kind : uint8_t {
+    kNone = 0,     // no FDE covers the pc (a gap, code without CFI)
+    kUnsupported,  // a rule this table cannot express (an expression, another register)
+    kSp,           // CFA = rsp + cfa
+    kFp,           // CFA = rbp + cfa
+    kPlt,          // a PLT entry: CFA = rsp + 8, + 8 when (pc & 15) >= cfa
+    kEnd,          // the return address is undefined: the outermost frame (_start, clone)
+  };
+  static constexpr uint8_t kFpSame = 0;   // the caller's rbp is rbp
+  static constexpr uint8_t kFpLost = 255;  // the caller's rbp cannot be found
+  uint8_t kind = kNone;
+  uint8_t fp_slot = kFpSame;  // else: saved at CFA - 8 * fp_slot
+  uint16_t cfa = 0;           // CFA offset in bytes (kSp, kFp)
+  bool StandardFrame() const { return kind == kFp && cfa == 16 && fp_slot == 2; }
+};
+
+// Where a lookup comes from, for counting what could not be unwound.
+struct UnwindLookup {
+  UnwindRule rule;
+  bool module_known = false;
+};
+
+namespace unwind_detail {
+// The lookup cache's entries (UnwindTables::CachedLookup): the packed rule
+// (0 = empty) and the pc xor the rule, so that a torn pair is a miss.
+struct CacheEntry {
+  std::atomic<uint64_t> keyed{0};
+  std::atomic<uint64_t> rule{0};
+};
+inline constexpr size_t kCacheEntries = 4096;
+extern CacheEntry g_cache[kCacheEntries];
+inline size_t CacheSlot(uintptr_t pc) { return static_cast<size_t>((pc * 0x9e3779b97f4a7c15ULL) >> 52); }
+constexpr uint64_t PackRule(const UnwindRule& r, bool module_known) {
+  return uint64_t{1} << 63 | uint64_t{module_known} << 32 | uint64_t{r.kind} << 24 | uint64_t{r.fp_slot} << 16 | r.cfa;
+}
+}  // namespace unwind_detail
+
+class UnwindTables {
+ public:
+  // Scans the loaded modules (dl_iterate_phdr and the vDSO) and publishes a
+  // snapshot, reusing the rows of modules already parsed. Not
+  // async-signal-safe; one caller at a time (an internal mutex). Returns
+  // whether anything changed.
+  static bool Refresh();
+  // Whether modules were loaded or unloaded since the last Refresh (cheap:
+  // dl_iterate_phdr's load counters, read from its first callback).
+  static bool Stale();
+  // Frees snapshots replaced by Refresh once no lookup can be reading them;
+  // false if some still wait. Not async-signal-safe.
+  static bool Reclaim();
+
+  // The rule at pc. Async-signal-safe, lock-free, allocation-free; call
+  // between Enter and Exit (a Reader does).
+  static UnwindLookup Lookup(uintptr_t pc);
+  // Statistics of the current snapshot, for tests.
+  static size_t Modules();
+  static size_t Rows();
+
+
+  // Pins the current snapshot for Lookup while alive (from Pin() on, if
+  // made with pin_now false: a walk that finds every frame in the cache
+  // never pins).
+  class Reader {
+   public:
+    explicit Reader(bool pin_now = true) {
+      if (pin_now) Pin();
+    }
+    ~Reader();
+    void Pin();
+    Reader(const Reader&) = delete;
+    Reader& operator=(const Reader&) = delete;
+
+   private:
+    static constexpr unsigned kUnpinned = ~0u;
+    unsigned stripe_ = kUnpinned;
+  };
+
+  // Lookup through a direct-mapped cache of the pcs looked up before (4096
+  // entries of two words, the rule and the pc xor the rule, written and read
+  // without a lock: a torn entry fails the xor check and is a miss). A
+  // walk through code seen before costs two loads per frame, not a search.
+  // pin is pinned on a miss only. Refresh clears the cache; an entry a
+  // handler computes from the old snapshot while it does may outlive the
+  // clear, which matters only for an unloaded module's address reused by
+  // another (a wrong rule there: garbage frames, still bounds-checked).
+  static UnwindLookup CachedLookup(uintptr_t pc, Reader& pin);
+  // Whether the cache holds pc as a standard frame: the walk's fast path.
+  static bool CachedStandardFrame(uintptr_t pc) {
+    static constexpr uint64_t kStandard = unwind_detail::PackRule(UnwindRule{UnwindRule::kFp, 2, 16}, true);
+    const unwind_detail::CacheEntry& e = unwind_detail::g_cache[unwind_detail::CacheSlot(pc)];
+    return e.rule.load(std::memory_order_relaxed) == kStandard &&
+           (e.keyed.load(std::memory_order_relaxed) ^ kStandard) == pc;
+  }
+};
+
+// One module's rules, parsed from its .eh_frame_hdr (and the .eh_frame it
+// points to) already mapped in memory: (pc, rule) in increasing pc order,
+// absolute pcs. Reads only inside the readable ranges given (the module's
+// loaded segments): a malformed table ends the parse, never the process.
+// Returns false if the header is missing or malformed. For the builder and
+// tests; not async-signal-safe.
+struct UnwindRange {
+  uintptr_t lo, hi;
+};
+struct UnwindRow {
+  uintptr_t pc;
+  UnwindRule rule;
+};
+bool ParseModuleUnwindRows(uintptr_t eh_frame_hdr, const std::vector<UnwindRange>& readable,
+                           std::vector<UnwindRow>* rows);
+
+}  // namespace libdump::samplers
