@@ -27,6 +27,7 @@
 #include "libdump/format/pprof_profile.h"
 #include "libdump/profiler.h"
 #include "sample_ring.h"
+#include "sigprof_hook.h"
 #include "stack_walk.h"
 #include "symbolize.h"
 
@@ -61,6 +62,7 @@ std::atomic<int> g_wake_fd{-1};
 std::atomic<uint64_t> g_signals{0};
 std::atomic<uint64_t> g_overruns{0};
 std::atomic<int> g_hz{100};
+std::atomic<SigprofHook> g_recorder_hook{nullptr};
 
 struct Session {
   int fd = -1;
@@ -98,6 +100,11 @@ void WakeWorker() {
 // saved because process_vm_readv may set it under the interrupted code.
 void OnSigprof(int, siginfo_t* info, void* ucontext) {
   const int saved_errno = errno;
+  if (info->si_code == SI_TIMER && info->si_value.sival_int == kRecorderTimerTag) {
+    if (SigprofHook h = g_recorder_hook.load(std::memory_order_acquire)) h(ucontext);
+    errno = saved_errno;
+    return;
+  }
   SampleRing* ring = g_ring.load(std::memory_order_acquire);
   if (g_active.load(std::memory_order_acquire) && ring != nullptr) {
     uintptr_t pcs[kMaxFrames];
@@ -213,6 +220,12 @@ void* Trampoline(void* p) {
 #endif
 
 }  // namespace
+
+void SetSigprofHook(SigprofHook hook) {
+  InstallHandler();
+  g_recorder_hook.store(hook, std::memory_order_release);
+}
+
 }  // namespace samplers
 
 namespace samplers {

@@ -23,6 +23,7 @@
 #include <cstring>
 #include <string>
 
+#include "flight_recorder.h"
 #include "libdump/profiler.h"
 #include "output_file.h"
 
@@ -89,6 +90,7 @@ __attribute__((constructor)) void Init() {
   pthread_atfork(nullptr, nullptr, ForkChild);
   if (const char* r = getenv("LIBDUMP_MEMPROFILE_RATE")) libdump::SetMemProfileRate(std::strtoll(r, nullptr, 10));
   if (const char* hz = getenv("LIBDUMP_CPUPROFILE_RATE")) libdump::SetCPUProfileRate(std::atoi(hz));
+  libdump::samplers::flight::StartFromEnvironment();  // LIBDUMP_FLIGHT_RECORDER*
   const char* heap = getenv("LIBDUMP_HEAPPROFILE");
   const char* cpu = getenv("LIBDUMP_CPUPROFILE");
   if (heap == nullptr && cpu == nullptr) return;
