@@ -15,19 +15,25 @@ packages=(
   visualvm golang-go default-jdk-headless
   # peers for the benchmarks and real programs for the preload tests
   libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev sqlite3 git python3 time
+  # the flight recorder's traces, opened by speedscope's page in headless Chromium
+  chromium
 )
 
 # npm comes with Node.js on the machines CI uses; Debian has it apart.
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 
-# The second real reader of the profiles (tests/pprof/pprof-format): the npm
-# package its package-lock.json pins, installed beside the check.
+# The npm readers of the checks, each pinned by its package-lock.json and
+# installed beside it: pprof-format (tests/pprof/pprof-format), a second
+# reader of the profiles, and speedscope (tests/flight_recorder/speedscope),
+# the flight recorder's trace viewer.
 npm_packages() {
-  local d
-  d="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/pprof/pprof-format"
-  [ -f "$d/node_modules/pprof-format/package.json" ] && return 0
-  echo "setup: npm ci in $d"
-  (cd "$d" && npm ci --no-audit --no-fund --loglevel=error)
+  local root d
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  for d in "$root/tests/pprof/pprof-format:pprof-format" "$root/tests/flight_recorder/speedscope:speedscope"; do
+    [ -f "${d%%:*}/node_modules/${d##*:}/package.json" ] && continue
+    echo "setup: npm ci in ${d%%:*}"
+    (cd "${d%%:*}" && npm ci --no-audit --no-fund --loglevel=error)
+  done
 }
 
 missing=()

@@ -51,14 +51,14 @@ run_crash abort 134 6
 
 # An existing file stays as it was; the process dies all the same.
 echo keep >"$D/exists.json"
-LIBDUMP_FLIGHT_RECORDER_ON_CRASH="$D/exists.json" "$P" crash /dev/null /dev/null 2>"$D/exists.stderr"
+LIBDUMP_FLIGHT_RECORDER_ON_CRASH="$D/exists.json" "$P" crash /dev/null /dev/null >/dev/null 2>"$D/exists.stderr"
 st=$?
 [ "$st" -eq 139 ] || fail "existing file: exit status $st, expected 139"
 [ "$(cat "$D/exists.json")" = keep ] || fail "existing file: overwritten"
 grep -q "cannot create" "$D/exists.stderr" || fail "existing file: no message on stderr"
 # A symlink is not followed.
 ln -s "$D/target.json" "$D/link.json"
-LIBDUMP_FLIGHT_RECORDER_ON_CRASH="$D/link.json" "$P" crash /dev/null /dev/null 2>/dev/null
+LIBDUMP_FLIGHT_RECORDER_ON_CRASH="$D/link.json" "$P" crash /dev/null /dev/null >/dev/null 2>&1
 [ ! -e "$D/target.json" ] || fail "symlink followed"
 
 # On demand, symbolized, and the window's CPU profile.
@@ -73,8 +73,10 @@ else
   fail "go not found (scripts/setup.sh installs golang-go)"
 fi
 
-# speedscope's trace-event importer.
-node "$H/speedscope_check.mjs" "$D/crash.json" "$D/snapshot.json" || fail "speedscope import"
+# speedscope in headless Chromium: thread profiles and their regions.
+node "$H/speedscope_check.mjs" "$D/crash.json" worker-a:phase-a worker-b:lock-wait flight_recorder:crashing \
+  -- "$D/snapshot.json" worker-a:phase-a worker-b:lock-wait worker-b:mutex flight_recorder:main-before-end ||
+  fail "speedscope (headless chromium)"
 
 [ "$fails" -eq 0 ] && echo "flight recorder crash/snapshot checks: OK"
 exit $((fails != 0))
