@@ -103,18 +103,17 @@ void Window::Release() {
   if (pool_ != nullptr) madvise(pool_, pool_bytes_, MADV_DONTNEED);
 }
 
-void Window::Seal(uint32_t i, int64_t ts) {
+void Window::Seal(uint32_t i) {
   ChunkHeader& h = headers_[i];
-  h.last_ts.store(ts, std::memory_order_relaxed);
   h.state.fetch_xor(kOwned ^ kFull, std::memory_order_release);
   sealed_.Push(i);
 }
 
 // The slow path of an append: seal the full chunk, take a free one, or
 // else the oldest sealed one, unless a reader holds it.
-bool Window::TakeChunk(ThreadWriter& w, int64_t ts) {
+bool Window::TakeChunk(ThreadWriter& w) {
   if (w.has_chunk) {
-    Seal(w.chunk, ts);
+    Seal(w.chunk);
     w.has_chunk = false;
   }
   uint32_t i;
@@ -152,7 +151,7 @@ uint8_t* Window::Reserve(ThreadWriter& w, uint16_t type, uint32_t aux, int64_t t
     w.tid = static_cast<uint32_t>(syscall(SYS_gettid));
   }
   if (!w.has_chunk || headers_[w.chunk].used.load(std::memory_order_relaxed) + size > kChunkBytes) {
-    if (!TakeChunk(w, ts)) {
+    if (!TakeChunk(w)) {
       stats_.dropped.fetch_add(1, std::memory_order_relaxed);
       return nullptr;
     }
@@ -170,6 +169,7 @@ void Window::Commit(ThreadWriter& w) {
   ChunkHeader& h = headers_[w.chunk];
   const uint32_t used = h.used.load(std::memory_order_relaxed);
   const auto* e = reinterpret_cast<const EventHeader*>(pool_ + size_t{w.chunk} * kChunkBytes + used);
+  h.last_ts.store(e->ts, std::memory_order_relaxed);  // for Age, read once sealed
   h.used.store(used + e->size, std::memory_order_release);
   stats_.events.fetch_add(1, std::memory_order_relaxed);
 }

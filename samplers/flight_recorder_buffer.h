@@ -77,7 +77,7 @@ struct ChunkHeader {
   std::atomic<uint32_t> used{0};  // published bytes of data
   uint32_t tid = 0;
   uint64_t seq = 0;                   // order in which chunks were taken
-  std::atomic<int64_t> last_ts{0};    // newest event, set when sealed
+  std::atomic<int64_t> last_ts{0};    // newest event
 };
 
 struct WindowStats {
@@ -130,8 +130,8 @@ class Window {
   std::atomic<bool>& snapshotting() { return snapshotting_; }
 
  private:
-  bool TakeChunk(ThreadWriter& w, int64_t ts);
-  void Seal(uint32_t i, int64_t ts);
+  bool TakeChunk(ThreadWriter& w);
+  void Seal(uint32_t i);
 
   uint8_t* pool_ = nullptr;
   ChunkHeader* headers_ = nullptr;
@@ -154,14 +154,8 @@ void Window::SealDeadThreads(F&& on_exit) {
     const uint32_t tid = h.tid;
     if (ThreadAlive(tid)) continue;
     // The owner is gone, so nobody else moves this chunk out of kOwned.
-    const uint32_t used = h.used.load(std::memory_order_acquire);
-    int64_t last = 0;
-    for (uint32_t off = 0; off < used;) {
-      const auto* e = reinterpret_cast<const EventHeader*>(data(i) + off);
-      last = e->ts;
-      off += e->size;
-    }
-    Seal(static_cast<uint32_t>(i), last);
+    const int64_t last = h.last_ts.load(std::memory_order_relaxed);
+    Seal(static_cast<uint32_t>(i));
     on_exit(tid, last);
   }
 }
