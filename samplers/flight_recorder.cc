@@ -41,10 +41,15 @@ namespace libdump {
 HeapStats GetHeapStats() __attribute__((weak));
 }  // namespace libdump
 
+extern "C" {
+unsigned char libdump_trace_on = 0;
+}
+
 namespace libdump {
-namespace internal {
-std::atomic<bool> g_trace_on{false};
-}  // namespace internal
+namespace {
+bool TraceOn() { return __atomic_load_n(&libdump_trace_on, __ATOMIC_RELAXED) != 0; }
+void SetTraceOn(bool on) { __atomic_store_n(&libdump_trace_on, on ? 1 : 0, __ATOMIC_RELEASE); }
+}  // namespace
 
 namespace samplers::flight {
 namespace {
@@ -509,8 +514,6 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
   o.Micros(oldest);
   o.Raw(",\"window_end_us\":");
   o.Micros(now);
-  o.Raw(",\"events\":");
-  o.Uint(st.events.load(std::memory_order_relaxed));
   o.Raw(",\"dropped\":");
   o.Uint(st.dropped.load(std::memory_order_relaxed));
   if (sig != 0) {
@@ -602,7 +605,7 @@ void ForkParent() { g_start_mu.unlock(); }
 void ForkChild() {
   // The recorder's thread and timers stay in the parent: the child records
   // nothing (its session is left behind, never joined).
-  internal::g_trace_on.store(false, std::memory_order_relaxed);
+  SetTraceOn(false);
   g_window.store(nullptr, std::memory_order_relaxed);
   g_live.store(nullptr, std::memory_order_relaxed);
   g_session = nullptr;
@@ -619,7 +622,7 @@ int64_t NowNs() {
 }
 
 void RecordWait(const char* what, int64_t begin_ns, int64_t end_ns, const uintptr_t* pcs, size_t n) {
-  if (!internal::g_trace_on.load(std::memory_order_relaxed)) return;
+  if (!TraceOn()) return;
   n = std::min(n, kMaxFrames);
   const size_t len = strnlen(what, kMaxName);
   Append(kWait, static_cast<uint32_t>(n), 16 + 8 * n + len, end_ns, [&](uint8_t* p) {
@@ -677,7 +680,7 @@ bool FlightRecorder::Start() {
   s->order = reinterpret_cast<uint32_t*>(s->task_set + kTaskSet);
   g_live.store(s, std::memory_order_release);
   g_window.store(s->window, std::memory_order_release);
-  internal::g_trace_on.store(true, std::memory_order_release);
+  SetTraceOn(true);
   s->engine.Start(1000000000 / kCpuHz);
   samplers::SetSigprofHook(OnTick);
   ArmThreads(s);
@@ -695,7 +698,7 @@ bool FlightRecorder::Stop() {
     errno = EINVAL;
     return false;
   }
-  internal::g_trace_on.store(false, std::memory_order_release);
+  SetTraceOn(false);
   {
     std::lock_guard<std::mutex> l(s->mu);
     s->stop = true;
@@ -758,7 +761,6 @@ FlightRecorderStats GetFlightRecorderStats() {
   Session* s = g_live.load(std::memory_order_acquire);
   if (s == nullptr) return st;
   WindowStats& w = s->window->stats();
-  st.events = w.events.load();
   st.dropped = w.dropped.load();
   st.recycled = w.recycled.load();
   st.aged = w.aged.load();
@@ -768,9 +770,7 @@ FlightRecorderStats GetFlightRecorderStats() {
   return st;
 }
 
-namespace internal {
-
-int64_t RegionBegin(const char* name, uint64_t task) {
+extern "C" int64_t libdump_region_begin_slow(const char* name, uint64_t task) {
   const int64_t ts = NowNs();
   const size_t len = strnlen(name, kMaxName);
   Append(kRegionBegin, static_cast<uint32_t>(len), 8 + len, ts, [&](uint8_t* p) {
@@ -780,7 +780,7 @@ int64_t RegionBegin(const char* name, uint64_t task) {
   return ts;
 }
 
-void RegionEnd(const char* name, int64_t begin, uint64_t task) {
+extern "C" void libdump_region_end_slow(const char* name, int64_t begin, uint64_t task) {
   const size_t len = strnlen(name, kMaxName);
   Append(kRegionEnd, static_cast<uint32_t>(len), 16 + len, NowNs(), [&](uint8_t* p) {
     Put64(p, static_cast<uint64_t>(begin));
@@ -789,7 +789,7 @@ void RegionEnd(const char* name, int64_t begin, uint64_t task) {
   });
 }
 
-uint64_t TaskBegin(const char* name, uint64_t parent, int64_t* begin) {
+extern "C" uint64_t libdump_task_begin_slow(const char* name, uint64_t parent, int64_t* begin) {
   const uint64_t id = g_next_task.fetch_add(1, std::memory_order_relaxed);
   const int64_t ts = NowNs();
   *begin = ts;
@@ -802,7 +802,7 @@ uint64_t TaskBegin(const char* name, uint64_t parent, int64_t* begin) {
   return id;
 }
 
-void TaskEnd(const char* name, uint64_t id, int64_t begin) {
+extern "C" void libdump_task_end_slow(const char* name, uint64_t id, int64_t begin) {
   const size_t len = strnlen(name, kMaxName);
   Append(kTaskEnd, static_cast<uint32_t>(len), 16 + len, NowNs(), [&](uint8_t* p) {
     Put64(p, id);
@@ -811,7 +811,7 @@ void TaskEnd(const char* name, uint64_t id, int64_t begin) {
   });
 }
 
-void Log(const char* category, const char* message, uint64_t task) {
+extern "C" void libdump_trace_log_slow(const char* category, const char* message, uint64_t task) {
   const uint32_t clen = static_cast<uint32_t>(strnlen(category, kMaxName));
   const uint32_t tlen = static_cast<uint32_t>(strnlen(message, kMaxText));
   Append(kLog, 0, 16 + clen + tlen, NowNs(), [&](uint8_t* p) {
@@ -823,37 +823,5 @@ void Log(const char* category, const char* message, uint64_t task) {
   });
 }
 
-}  // namespace internal
 }  // namespace libdump
 
-// ---- the C API ----
-
-extern "C" {
-
-int libdump_trace_enabled(void) { return libdump::trace::IsEnabled() ? 1 : 0; }
-
-void libdump_region_begin(libdump_region* r, const char* name, uint64_t task) {
-  r->name = name;
-  r->task = task;
-  r->begin = libdump::trace::IsEnabled() ? libdump::internal::RegionBegin(name, task) : 0;
-}
-
-void libdump_region_end(libdump_region* r) {
-  if (r->begin != 0) libdump::internal::RegionEnd(r->name, r->begin, r->task);
-  r->begin = 0;
-}
-
-uint64_t libdump_task_begin(const char* name, uint64_t parent, int64_t* begin) {
-  *begin = 0;
-  return libdump::trace::IsEnabled() ? libdump::internal::TaskBegin(name, parent, begin) : 0;
-}
-
-void libdump_task_end(const char* name, uint64_t id, int64_t begin) {
-  if (id != 0) libdump::internal::TaskEnd(name, id, begin);
-}
-
-void libdump_trace_log(const char* category, const char* message, uint64_t task) {
-  libdump::trace::Log(category, message, task);
-}
-
-}  // extern "C"

@@ -13,8 +13,8 @@ namespace libdump::samplers::flight {
 
 namespace {
 
-void* MapZeroed(size_t bytes) {
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+void* MapZeroed(size_t bytes, int flags = 0) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
   return p == MAP_FAILED ? nullptr : p;
 }
 
@@ -87,7 +87,9 @@ bool Window::Init(uint64_t max_bytes, uint64_t generation) {
   pool_bytes_ = nchunks_ * kChunkBytes;
   headers_bytes_ = RoundToPage(nchunks_ * sizeof(ChunkHeader));
   generation_ = generation;
-  pool_ = static_cast<uint8_t*>(MapZeroed(pool_bytes_));
+  // Committed now: the window fills it within seconds anyway, and an
+  // append (in a signal handler, too) then never takes a page fault.
+  pool_ = static_cast<uint8_t*>(MapZeroed(pool_bytes_, MAP_POPULATE));
   headers_ = static_cast<ChunkHeader*>(MapZeroed(headers_bytes_));
   if (pool_ == nullptr || headers_ == nullptr || !free_.Init(nchunks_) || !sealed_.Init(nchunks_)) return false;
   for (size_t i = 0; i < nchunks_; ++i) {
@@ -171,7 +173,6 @@ void Window::Commit(ThreadWriter& w) {
   const auto* e = reinterpret_cast<const EventHeader*>(pool_ + size_t{w.chunk} * kChunkBytes + used);
   h.last_ts.store(e->ts, std::memory_order_relaxed);  // for Age, read once sealed
   h.used.store(used + e->size, std::memory_order_release);
-  stats_.events.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Window::Age(int64_t before) {

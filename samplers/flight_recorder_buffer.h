@@ -80,8 +80,10 @@ struct ChunkHeader {
   std::atomic<int64_t> last_ts{0};    // newest event
 };
 
+// Counted on the slow paths only: a shared counter per event would cost
+// every append an atomic add on a contended line.
 struct WindowStats {
-  std::atomic<uint64_t> events{0}, dropped{0}, recycled{0}, aged{0};
+  std::atomic<uint64_t> dropped{0}, recycled{0}, aged{0};
 };
 
 // Per-thread writer state: plain data in initial-exec TLS, so the SIGPROF

@@ -196,7 +196,6 @@ TEST(FlightRecorder, MemoryStaysWithinMaxBytes) {
   const uint64_t after = RssBytes();
   EXPECT_LE(st.chunks * st.chunk_bytes, max_bytes);
   EXPECT_GT(st.recycled, 0u);
-  EXPECT_GE(st.events + st.dropped, 4u * 250000 * 2);
   EXPECT_LE(after - std::min(after, before), max_bytes + st.metadata_bytes + (512 << 10))
       << "metadata " << st.metadata_bytes;
   const std::string path = TempPath("fr_bounds");

@@ -14,7 +14,54 @@
 #include <stdint.h>
 
 #ifdef __cplusplus
-#include <atomic>
+extern "C" {
+#endif
+
+// Non-zero while a recorder runs; read relaxed (libdump_trace_enabled).
+extern unsigned char libdump_trace_on;
+
+static inline int libdump_trace_enabled(void) { return __atomic_load_n(&libdump_trace_on, __ATOMIC_RELAXED) != 0; }
+
+// The recording halves of the annotations below, for when one runs.
+int64_t libdump_region_begin_slow(const char* name, uint64_t task);
+void libdump_region_end_slow(const char* name, int64_t begin, uint64_t task);
+uint64_t libdump_task_begin_slow(const char* name, uint64_t parent, int64_t* begin);
+void libdump_task_end_slow(const char* name, uint64_t id, int64_t begin);
+void libdump_trace_log_slow(const char* category, const char* message, uint64_t task);
+
+// The C API, inline so that an annotation costs a load and a branch while
+// no recorder runs. A region is begun into a caller-owned struct and ended
+// from it; name must outlive it.
+typedef struct libdump_region {
+  const char* name;
+  uint64_t task;
+  int64_t begin;  // 0: not recorded
+} libdump_region;
+
+static inline void libdump_region_begin(libdump_region* r, const char* name, uint64_t task) {
+  r->name = name;
+  r->task = task;
+  r->begin = __builtin_expect(libdump_trace_enabled(), 0) ? libdump_region_begin_slow(name, task) : 0;
+}
+static inline void libdump_region_end(libdump_region* r) {
+  if (r->begin != 0) libdump_region_end_slow(r->name, r->begin, r->task);
+  r->begin = 0;
+}
+// Returns the task id (0 when not recording); *begin is for the end.
+static inline uint64_t libdump_task_begin(const char* name, uint64_t parent, int64_t* begin) {
+  *begin = 0;
+  return __builtin_expect(libdump_trace_enabled(), 0) ? libdump_task_begin_slow(name, parent, begin) : 0;
+}
+static inline void libdump_task_end(const char* name, uint64_t id, int64_t begin) {
+  if (id != 0) libdump_task_end_slow(name, id, begin);
+}
+static inline void libdump_trace_log(const char* category, const char* message, uint64_t task) {
+  if (__builtin_expect(libdump_trace_enabled(), 0)) libdump_trace_log_slow(category, message, task);
+}
+
+#ifdef __cplusplus
+}  // extern "C"
+
 #include <chrono>
 
 namespace libdump {
@@ -58,7 +105,6 @@ class FlightRecorder {
 };
 
 struct FlightRecorderStats {
-  uint64_t events;          // events written into the window
   uint64_t dropped;         // events lost (no chunk to take, or a signal inside a write)
   uint64_t chunks;          // chunks in the pool
   uint64_t chunk_bytes;     // bytes of each
@@ -68,32 +114,23 @@ struct FlightRecorderStats {
 };
 FlightRecorderStats GetFlightRecorderStats();
 
-namespace internal {
-extern std::atomic<bool> g_trace_on;
-int64_t RegionBegin(const char* name, uint64_t task);
-void RegionEnd(const char* name, int64_t begin, uint64_t task);
-uint64_t TaskBegin(const char* name, uint64_t parent, int64_t* begin);
-void TaskEnd(const char* name, uint64_t id, int64_t begin);
-void Log(const char* category, const char* message, uint64_t task);
-}  // namespace internal
-
 // User annotations, as in runtime/trace.
 namespace trace {
 
-inline bool IsEnabled() { return internal::g_trace_on.load(std::memory_order_relaxed); }
+inline bool IsEnabled() { return libdump_trace_enabled() != 0; }
 
 // A logical operation, possibly spanning threads (trace.NewTask). Regions
 // and logs name it by id(). End() or the destructor ends it.
 class Task {
  public:
   explicit Task(const char* name, uint64_t parent = 0) : name_(name) {
-    if (__builtin_expect(IsEnabled(), 0)) id_ = internal::TaskBegin(name, parent, &begin_);
+    if (__builtin_expect(IsEnabled(), 0)) id_ = libdump_task_begin_slow(name, parent, &begin_);
   }
   ~Task() { End(); }
   Task(const Task&) = delete;
   Task& operator=(const Task&) = delete;
   void End() {
-    if (id_ != 0) internal::TaskEnd(name_, id_, begin_);
+    if (id_ != 0) libdump_task_end_slow(name_, id_, begin_);
     id_ = 0;
   }
   uint64_t id() const { return id_; }
@@ -109,11 +146,11 @@ class Task {
 class Region {
  public:
   explicit Region(const char* name, uint64_t task = 0) : name_(name), task_(task) {
-    if (__builtin_expect(IsEnabled(), 0)) begin_ = internal::RegionBegin(name, task);
+    if (__builtin_expect(IsEnabled(), 0)) begin_ = libdump_region_begin_slow(name, task);
   }
   Region(const char* name, const Task& task) : Region(name, task.id()) {}
   ~Region() {
-    if (begin_ != 0) internal::RegionEnd(name_, begin_, task_);
+    if (begin_ != 0) libdump_region_end_slow(name_, begin_, task_);
   }
   Region(const Region&) = delete;
   Region& operator=(const Region&) = delete;
@@ -126,30 +163,9 @@ class Region {
 
 // A message with a category (trace.Log).
 inline void Log(const char* category, const char* message, uint64_t task = 0) {
-  if (__builtin_expect(IsEnabled(), 0)) internal::Log(category, message, task);
+  if (__builtin_expect(IsEnabled(), 0)) libdump_trace_log_slow(category, message, task);
 }
 
 }  // namespace trace
 }  // namespace libdump
-
-extern "C" {
 #endif  // __cplusplus
-
-// The C API. A region is begun into a caller-owned struct and ended from it.
-typedef struct libdump_region {
-  const char* name;
-  uint64_t task;
-  int64_t begin;  // 0: not recorded
-} libdump_region;
-
-int libdump_trace_enabled(void);
-void libdump_region_begin(libdump_region* r, const char* name, uint64_t task);
-void libdump_region_end(libdump_region* r);
-// Returns the task id (0 when not recording); *begin is for the end.
-uint64_t libdump_task_begin(const char* name, uint64_t parent, int64_t* begin);
-void libdump_task_end(const char* name, uint64_t id, int64_t begin);
-void libdump_trace_log(const char* category, const char* message, uint64_t task);
-
-#ifdef __cplusplus
-}  // extern "C"
-#endif
