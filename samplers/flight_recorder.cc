@@ -63,6 +63,7 @@ constexpr size_t kTaskSet = 4096;   // ended tasks a snapshot can tell from open
 constexpr size_t kMaxOpen = 64;     // open regions per thread a snapshot closes
 
 struct Session {
+  Session* retired_next = nullptr;  // stopped sessions stay reachable (see Stop)
   Window* window = nullptr;
   uint32_t* order = nullptr;      // Pin's scratch: one entry per chunk
   uint64_t* task_set = nullptr;   // kTaskSet ids
@@ -81,6 +82,7 @@ Session* g_session = nullptr;
 // pointer just before a stop may still use it.
 std::atomic<Window*> g_window{nullptr};
 std::atomic<Session*> g_live{nullptr};
+Session* g_retired = nullptr;  // under g_start_mu
 uint64_t g_generation = 0;
 std::atomic<uint64_t> g_next_task{1};
 // The one snapshot writer: its tid, 0 when free.
@@ -339,6 +341,17 @@ void FormatTaskPath(uint32_t tid, char* out) {
   out[k] = '\0';
 }
 
+// Whether any pinned chunk (order[0, n), sorted by tid) belongs to tid.
+bool HasTrack(const Window& w, const uint32_t* order, size_t n, uint32_t tid) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    const size_t mid = (lo + hi) / 2;
+    if (w.header(order[mid]).tid < tid) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < n && w.header(order[lo]).tid == tid;
+}
+
 struct OpenRegion {
   int64_t ts;
   uint64_t task;
@@ -391,7 +404,13 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
     }
     em.Begin("M", "__metadata", tid, 0);
     o.Raw(",\"name\":\"thread_name\",\"args\":{\"name\":");
-    o.String(name != nullptr ? std::string_view(name, name_len) : std::string_view("thread"));
+    if (name != nullptr) {
+      o.String({name, name_len});
+    } else {  // its name event left the window with the thread
+      o.Raw("\"thread ");
+      o.Uint(tid);
+      o.Raw("\"");
+    }
     o.Raw("}}");
 
     OpenRegion open[kMaxOpen];
@@ -455,10 +474,20 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
             o.Raw("}}");
             break;
           }
-          case kThreadExit:
-            em.Begin("i", "thread", static_cast<uint32_t>(Get64(p)), e.ts);
+          case kThreadExit: {
+            const auto exited = static_cast<uint32_t>(Get64(p));
+            // A thread with nothing else left in the window gets its track
+            // named here (order is sorted by tid).
+            if (!HasTrack(w, s.order, n, exited)) {
+              em.Begin("M", "__metadata", exited, 0);
+              o.Raw(",\"name\":\"thread_name\",\"args\":{\"name\":\"thread ");
+              o.Uint(exited);
+              o.Raw("\"}}");
+            }
+            em.Begin("i", "thread", exited, e.ts);
             o.Raw(",\"s\":\"t\",\"name\":\"thread exit\"}");
             break;
+          }
           case kCpuSample:
             em.Begin("i", "cpu", tid, e.ts);
             o.Raw(",\"s\":\"t\",\"name\":\"cpu sample\",\"args\":{\"weight\":");
@@ -608,6 +637,10 @@ void ForkChild() {
   SetTraceOn(false);
   g_window.store(nullptr, std::memory_order_relaxed);
   g_live.store(nullptr, std::memory_order_relaxed);
+  if (g_session != nullptr) {
+    g_session->retired_next = g_retired;
+    g_retired = g_session;
+  }
   g_session = nullptr;
   g_writer.store(0, std::memory_order_relaxed);
   g_start_mu.unlock();
@@ -666,16 +699,17 @@ bool FlightRecorder::Start() {
   auto* s = new Session;
   s->window = new Window;
   s->min_age_ns = min_age_.count();
-  if (!s->window->Init(max_bytes_, ++g_generation)) {
-    errno = ENOMEM;
-    return false;  // the partial mappings are kept, like a retired window
-  }
-  s->scratch_bytes = (s->window->chunks() * sizeof(uint32_t) + kTaskSet * 8 + 4095) & ~size_t{4095};
-  void* scratch_mem = mmap(nullptr, s->scratch_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (scratch_mem == MAP_FAILED) {
+  // On failure the session is retired with what it mapped.
+  const auto fail = [s] {
+    s->retired_next = g_retired;
+    g_retired = s;
     errno = ENOMEM;
     return false;
-  }
+  };
+  if (!s->window->Init(max_bytes_, ++g_generation)) return fail();
+  s->scratch_bytes = (s->window->chunks() * sizeof(uint32_t) + kTaskSet * 8 + 4095) & ~size_t{4095};
+  void* scratch_mem = mmap(nullptr, s->scratch_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (scratch_mem == MAP_FAILED) return fail();
   s->task_set = static_cast<uint64_t*>(scratch_mem);
   s->order = reinterpret_cast<uint32_t*>(s->task_set + kTaskSet);
   g_live.store(s, std::memory_order_release);
@@ -711,6 +745,10 @@ bool FlightRecorder::Stop() {
   g_live.store(nullptr, std::memory_order_release);
   s->window->Release();
   UnlockWriter();
+  // Kept, not freed: a thread that loaded the window just before the stop
+  // may still append to it. The pool's pages went back with Release.
+  s->retired_next = g_retired;
+  g_retired = s;
   g_session = nullptr;
   running_ = false;
   return true;

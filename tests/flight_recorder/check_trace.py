@@ -2,7 +2,8 @@
 """Checks a flight recorder snapshot against the Trace Event format's rules,
 then against what the caller expects of it.
 
-  check_trace.py TRACE.json [--region NAME=MS] [--wait NAME=MS] [--thread NAME]
+  check_trace.py TRACE.json [--region NAME=MS] [--region-at-least NAME=MS]
+                 [--wait NAME=MS] [--thread NAME]
                  [--tolerance 0.05] [--signal N] [--heap] [--cpu]
 
 Structure: the file is one JSON object with a traceEvents array; every event
@@ -18,11 +19,12 @@ import sys
 def main():
     args = sys.argv[1:]
     path = args.pop(0)
-    regions, waits, threads = [], [], []
+    regions, waits, threads, at_least = [], [], [], []
     tol, sig, heap, cpu = 0.05, None, False, False
     while args:
         a = args.pop(0)
         if a == "--region": n, ms = args.pop(0).split("="); regions.append((n, float(ms)))
+        elif a == "--region-at-least": n, ms = args.pop(0).split("="); at_least.append((n, float(ms)))
         elif a == "--wait": n, ms = args.pop(0).split("="); waits.append((n, float(ms)))
         elif a == "--thread": threads.append(args.pop(0))
         elif a == "--tolerance": tol = float(args.pop(0))
@@ -119,6 +121,10 @@ def main():
                 fail(f"{path}: no {cat} {name!r}")
             elif not any(abs(d - ms) <= tol * ms for d in got):
                 fail(f"{path}: {cat} {name!r} lasted {got} ms, expected {ms} ms within {tol:.0%}")
+    for name, ms in at_least:  # a sleep's floor: only a loaded machine lengthens it
+        got = durations("region", name)
+        if not any(ms <= d <= 3 * ms + 50 for d in got):
+            fail(f"{path}: region {name!r} lasted {got} ms, expected at least {ms} ms")
     for t in threads:
         if t not in names.values():
             fail(f"{path}: no thread named {t!r} (threads: {sorted(set(map(str, names.values())))})")
