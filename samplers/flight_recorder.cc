@@ -667,6 +667,8 @@ void RecordWait(const char* what, int64_t begin_ns, int64_t end_ns, const uintpt
   });
 }
 
+bool Recording() { return g_live.load(std::memory_order_acquire) != nullptr; }
+
 int64_t WriteWindowSignalSafe(int fd, int sig, int wait_ms) {
   Session* s = g_live.load(std::memory_order_acquire);
   if (s == nullptr || !LockWriter(wait_ms)) return -1;

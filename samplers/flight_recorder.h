@@ -22,6 +22,7 @@ void RecordWait(const char* what, int64_t begin_ns, int64_t end_ns, const uintpt
 // none). Returns bytes written, -1 if no recorder runs or another snapshot
 // did not finish within wait_ms.
 int64_t WriteWindowSignalSafe(int fd, int sig, int wait_ms);
+bool Recording();  // async-signal-safe: a recorder runs in this process
 
 // LIBDUMP_FLIGHT_RECORDER=1, _MAX_BYTES, _MIN_AGE, _ON_CRASH=path,
 // _SIGNAL=sig (+ _FILE=path pattern): starts a recorder for the process's

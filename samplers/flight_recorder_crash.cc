@@ -46,7 +46,9 @@ void OnCrash(int sig, siginfo_t*, void*) {
   const int saved_errno = errno;
   const int me = static_cast<int>(syscall(SYS_gettid));
   int expected = 0;
-  if (g_crash_writer.compare_exchange_strong(expected, me)) {
+  if (!Recording()) {
+    // A forked child: the recorder stayed in the parent; no file.
+  } else if (g_crash_writer.compare_exchange_strong(expected, me)) {
     const int fd = open(g_crash_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
       Say("libdump: flight recorder crash snapshot not written: cannot create ", g_crash_path);

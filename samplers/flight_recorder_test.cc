@@ -222,7 +222,8 @@ TEST(FlightRecorder, WindowCoversMinAge) {
   const std::string json = Snapshot(r, path);
   const FlightRecorderStats st = GetFlightRecorderStats();
   r.Stop();
-  // The busy thread's regions reach back MinAge and not much further:
+  // The busy thread's regions reach back MinAge and no further than the
+  // aging allows:
   // chunks go once their newest event is older than MinAge, checked every
   // 100 ms. (A chunk still being filled keeps its old events: the
   // recorder's own heap counters reach back to the start.)
@@ -233,7 +234,10 @@ TEST(FlightRecorder, WindowCoversMinAge) {
   }
   const double span_us = OtherDataMicros(json, "window_end_us") - oldest;
   EXPECT_GE(span_us, 300000);
-  EXPECT_LT(span_us, 700000);
+  // Normally ~MinAge + 100 ms; the bound leaves room for a starved
+  // recorder thread on a loaded machine while still requiring that the
+  // first of the 1.5 s went.
+  EXPECT_LT(span_us, 1200000);
   EXPECT_GT(st.aged, 0u);
   EXPECT_EQ(st.recycled, 0u);
   unlink(path.c_str());

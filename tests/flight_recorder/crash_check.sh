@@ -1,7 +1,7 @@
 #!/bin/bash
 # The flight recorder's snapshot at a crash, and on demand, read by real
 # readers.
-#   crash_check.sh PHASES_PROGRAM WORKDIR
+#   crash_check.sh PHASES_PROGRAM WORKDIR PRELOAD_LIB
 # 1. SIGSEGV: the process still dies of SIGSEGV (status 139), and the
 #    snapshot it wrote holds worker-a's 200 ms region, worker-b's 50 ms lock
 #    wait (region and wait) within 5 %, names both threads, has heap
@@ -10,10 +10,16 @@
 # 3. An existing file is not overwritten (O_EXCL), the process still dies.
 # 4. WriteTo/WriteCPUProfileTo: the JSON has symbolized CPU samples; go tool
 #    pprof -top reads the window's profile and shows the burning function.
-# 5. speedscope's own importer (node) reads every JSON (speedscope_check.mjs).
+# 5. speedscope in headless Chromium shows the threads and their regions
+#    (speedscope_check.mjs).
+# 6. The preload (libdumpprof.so) starts the recorder from the environment
+#    in a program that knows nothing of it (bash): a crash snapshot with
+#    the process's death by SIGSEGV, and a snapshot on
+#    LIBDUMP_FLIGHT_RECORDER_SIGNAL; a forked child's crash writes nothing.
 set -u
 P=$1
 D=$2
+PRELOAD=$3
 H=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$D" && mkdir -p "$D"
 fails=0
@@ -77,6 +83,23 @@ fi
 node "$H/speedscope_check.mjs" "$D/crash.json" worker-a:phase-a worker-b:lock-wait flight_recorder:crashing \
   -- "$D/snapshot.json" worker-a:phase-a worker-b:lock-wait worker-b:mutex flight_recorder:main-before-end ||
   fail "speedscope (headless chromium)"
+
+# The preload, in bash.
+LD_PRELOAD=$PRELOAD LIBDUMP_FLIGHT_RECORDER_ON_CRASH="$D/bash-%p.json" bash -c 'echo $$ >"$0"; sleep 0.3; kill -SEGV $$' "$D/bash.pid"
+st=$?
+[ "$st" -eq 139 ] || fail "preload: bash exit status $st, expected 139"
+f="$D/bash-$(cat "$D/bash.pid").json"
+[ -s "$f" ] && python3 "$H/check_trace.py" "$f" --signal 11 --heap --thread libdump-flightr || fail "preload: crash snapshot $f"
+# A forked child (a subshell) that crashes leaves no file: its recorder is
+# the parent's.
+LD_PRELOAD=$PRELOAD LIBDUMP_FLIGHT_RECORDER_ON_CRASH="$D/fork-%p.json" bash -c '(kill -SEGV $BASHPID); sleep 0.2' 2>/dev/null
+[ "$(ls "$D"/fork-*.json 2>/dev/null | wc -l)" -eq 0 ] || fail "preload: a forked child wrote $(ls "$D"/fork-*.json)"
+LD_PRELOAD=$PRELOAD LIBDUMP_FLIGHT_RECORDER_SIGNAL=USR2 LIBDUMP_FLIGHT_RECORDER_FILE="$D/signal-%p.json" \
+  bash -c 'echo $$ >"$0/sig.pid"; sleep 0.3; kill -USR2 $$
+           for i in $(seq 100); do [ -e "$0/signal-$$.json" ] && break; sleep 0.1; done' "$D" ||
+  fail "preload: signal run status $?"
+f="$D/signal-$(cat "$D/sig.pid").json"
+[ -s "$f" ] && python3 "$H/check_trace.py" "$f" --heap --thread libdump-flightr || fail "preload: signal snapshot $f"
 
 [ "$fails" -eq 0 ] && echo "flight recorder crash/snapshot checks: OK"
 exit $((fails != 0))
