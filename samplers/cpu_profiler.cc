@@ -29,6 +29,7 @@
 #include "libdump/profiler.h"
 #include "own_allocations.h"
 #include "sample_ring.h"
+#include "sigprof_hook.h"
 #include "stack_walk.h"
 #include "symbolize.h"
 #include "unwind_table.h"
@@ -64,6 +65,7 @@ std::atomic<int> g_wake_fd{-1};
 std::atomic<uint64_t> g_signals{0};
 std::atomic<uint64_t> g_overruns{0};
 std::atomic<int> g_hz{100};
+std::atomic<SigprofHook> g_recorder_hook{nullptr};
 
 struct Session {
   int fd = -1;
@@ -101,6 +103,11 @@ void WakeWorker() {
 // saved because process_vm_readv may set it under the interrupted code.
 void OnSigprof(int, siginfo_t* info, void* ucontext) {
   const int saved_errno = errno;
+  if (info->si_code == SI_TIMER && info->si_value.sival_int == kRecorderTimerTag) {
+    if (SigprofHook h = g_recorder_hook.load(std::memory_order_acquire)) h(ucontext);
+    errno = saved_errno;
+    return;
+  }
   SampleRing* ring = g_ring.load(std::memory_order_acquire);
   if (g_active.load(std::memory_order_acquire) && ring != nullptr) {
     uintptr_t pcs[kMaxFrames];
@@ -223,6 +230,12 @@ void* Trampoline(void* p) {
 #endif
 
 }  // namespace
+
+void SetSigprofHook(SigprofHook hook) {
+  InstallHandler();
+  g_recorder_hook.store(hook, std::memory_order_release);
+}
+
 }  // namespace samplers
 
 namespace samplers {

@@ -50,6 +50,7 @@ bool ThreadCpuTimerEngine::AddThread(pid_t tid, bool replace) {
   sev.sigev_notify = SIGEV_THREAD_ID;
   sev.sigev_signo = SIGPROF;
   sev._sigev_un._tid = tid;
+  sev.sigev_value.sival_int = tag_;
   timer_t t;
   if (timer_create(ThreadCpuClock(tid), &sev, &t) != 0) return false;  // the thread is gone
   // The first expiry is uniform in (0, period]: a thread that runs for c ns

@@ -36,6 +36,8 @@ class TimerEngine {
 // any running thread, and standard signals coalesce beyond ~2.5 busy cores.
 class ThreadCpuTimerEngine final : public TimerEngine {
  public:
+  // tag goes into each signal's si_value (sigprof_hook.h).
+  explicit ThreadCpuTimerEngine(int tag = 0) : tag_(tag) {}
   const char* name() const override { return "thread_cputime"; }
   bool Start(int64_t period_ns) override;
   void Stop() override;
@@ -51,6 +53,7 @@ class ThreadCpuTimerEngine final : public TimerEngine {
   int64_t period_ns_ = 0;
   bool running_ = false;
   uint64_t armed_ = 0;
+  int tag_;
   std::mt19937_64 rng_{std::random_device{}()};
 };
 

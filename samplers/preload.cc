@@ -44,6 +44,7 @@
 #include <signal.h>
 
 #include "libdump/heap_dump.h"
+#include "flight_recorder.h"
 #include "libdump/profiler.h"
 #include "output_file.h"
 #include "own_allocations.h"
@@ -271,6 +272,7 @@ __attribute__((constructor)) void Init() {
   ReportWithoutAllocator();
   if (const char* r = getenv("LIBDUMP_MEMPROFILE_RATE")) libdump::SetMemProfileRate(std::strtoll(r, nullptr, 10));
   if (const char* hz = getenv("LIBDUMP_CPUPROFILE_RATE")) libdump::SetCPUProfileRate(std::atoi(hz));
+  libdump::samplers::flight::StartFromEnvironment();  // LIBDUMP_FLIGHT_RECORDER*
   const char* heap = getenv("LIBDUMP_HEAPPROFILE");
   const char* cpu = getenv("LIBDUMP_CPUPROFILE");
   const char* block = getenv("LIBDUMP_BLOCKPROFILE");

@@ -23,7 +23,8 @@ test_packages=(
   clang-14 libclang-rt-14-dev
   # interop judges: VisualVM's heap library, go tool pprof, a JDK for the harnesses,
   # curl for the /debug/pprof/ requests go tool pprof does not make, and the
-  # browser heapview's pages are tested in
+  # headless browser that opens heapview's pages and speedscope's view of the
+  # flight recorder's traces
   visualvm golang-go default-jdk-headless curl chromium
   # peers for the benchmarks and real programs for the preload tests
   libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev sqlite3 git python3 time
@@ -37,14 +38,16 @@ case $set_name in
   *) echo "usage: scripts/setup.sh [demo|test]" >&2; exit 2 ;;
 esac
 
-# The second real reader of the profiles (tests/pprof/pprof-format) and the
-# driver of heapview's browser test (tests/heapview/browser, puppeteer-core):
-# the npm packages their package-lock.json files pin, installed beside them.
+# The npm readers and drivers of the checks, each pinned by its
+# package-lock.json and installed beside it: pprof-format, a second reader of
+# the profiles; puppeteer-core, which drives chromium in heapview's browser
+# test; speedscope, the flight recorder's trace viewer.
 npm_packages() {
   [ "$set_name" = test ] || return 0
   local root d pkg d_pkg
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-  for d_pkg in tests/pprof/pprof-format:pprof-format tests/heapview/browser:puppeteer-core; do
+  for d_pkg in tests/pprof/pprof-format:pprof-format tests/heapview/browser:puppeteer-core \
+               tests/flight_recorder/speedscope:speedscope; do
     d="$root/${d_pkg%%:*}" pkg="${d_pkg#*:}"
     [ -f "$d/node_modules/$pkg/package.json" ] && continue
     echo "setup: npm ci in $d"

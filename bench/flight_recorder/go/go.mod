@@ -1,0 +1,3 @@
+module libdump/bench/flightrecorder
+
+go 1.19

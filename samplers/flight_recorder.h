@@ -1,0 +1,37 @@
+// What the flight recorder offers the rest of libdump: the blocking-wait
+// hook for the contention profiler, the snapshot the crash handler and the
+// snapshot signal write, and the environment's configuration.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace libdump::samplers::flight {
+
+int64_t NowNs();  // CLOCK_MONOTONIC, the timeline of every event
+
+// A wait of the calling thread on a lock or condition, [begin_ns, end_ns],
+// with the stack that waited (innermost first). For the block and mutex
+// profilers: they decide which waits are long enough to record. Costs one
+// relaxed load when no recorder runs.
+void RecordWait(const char* what, int64_t begin_ns, int64_t end_ns, const uintptr_t* pcs, size_t n);
+
+// Writes the window as Trace Event JSON to fd without allocating or taking
+// a lock (the crash handler's path): stacks as hex addresses, with the
+// process's mappings beside them. sig names the signal in the trace (0:
+// none). Returns bytes written, -1 if no recorder runs or another snapshot
+// did not finish within wait_ms.
+int64_t WriteWindowSignalSafe(int fd, int sig, int wait_ms);
+bool Recording();  // async-signal-safe: a recorder runs in this process
+
+// LIBDUMP_FLIGHT_RECORDER=1, _MAX_BYTES, _MIN_AGE, _ON_CRASH=path,
+// _SIGNAL=sig (+ _FILE=path pattern): starts a recorder for the process's
+// lifetime. For the preload. False if the variables ask for nothing.
+bool StartFromEnvironment();
+
+// The signal-requested snapshot: the recorder's thread writes the window to
+// a new file (pattern with %p, %t) within 100 ms of the request.
+void SetSnapshotPath(const char* pattern);
+void RequestSnapshot();  // async-signal-safe
+
+}  // namespace libdump::samplers::flight

@@ -1,0 +1,217 @@
+#include "flight_recorder_buffer.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <new>
+
+namespace libdump::samplers::flight {
+
+namespace {
+
+void* MapZeroed(size_t bytes, int flags = 0) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | flags, -1, 0);
+  return p == MAP_FAILED ? nullptr : p;
+}
+
+size_t RoundToPage(size_t n) { return (n + 4095) & ~size_t{4095}; }
+
+}  // namespace
+
+// initial-exec: the handlers may not trigger a lazy TLS allocation.
+__attribute__((tls_model("initial-exec"))) thread_local ThreadWriter t_writer{};
+
+ThreadWriter& CurrentWriter() { return t_writer; }
+
+bool ThreadAlive(uint32_t tid) {
+  return syscall(SYS_tgkill, getpid(), tid, 0) == 0 || errno != ESRCH;
+}
+
+bool IndexQueue::Init(size_t capacity) {
+  size_t n = 2;
+  while (n < capacity) n <<= 1;
+  bytes_ = RoundToPage(n * sizeof(Cell));
+  cells_ = static_cast<Cell*>(MapZeroed(bytes_));
+  if (cells_ == nullptr) return false;
+  mask_ = n - 1;
+  for (size_t i = 0; i < n; ++i) new (&cells_[i].seq) std::atomic<uint64_t>(i);
+  return true;
+}
+
+bool IndexQueue::Push(uint32_t v) {
+  uint64_t pos = head_.load(std::memory_order_relaxed);
+  Cell* c;
+  for (;;) {
+    c = &cells_[pos & mask_];
+    const uint64_t seq = c->seq.load(std::memory_order_acquire);
+    const int64_t diff = static_cast<int64_t>(seq) - static_cast<int64_t>(pos);
+    if (diff == 0) {
+      if (head_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) break;
+    } else if (diff < 0) {
+      return false;  // full: cannot happen, a chunk is in at most one queue
+    } else {
+      pos = head_.load(std::memory_order_relaxed);
+    }
+  }
+  c->value = v;
+  c->seq.store(pos + 1, std::memory_order_release);
+  return true;
+}
+
+bool IndexQueue::Pop(uint32_t* v) {
+  uint64_t pos = tail_.load(std::memory_order_relaxed);
+  Cell* c;
+  for (;;) {
+    c = &cells_[pos & mask_];
+    const uint64_t seq = c->seq.load(std::memory_order_acquire);
+    const int64_t diff = static_cast<int64_t>(seq) - static_cast<int64_t>(pos + 1);
+    if (diff == 0) {
+      if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) break;
+    } else if (diff < 0) {
+      return false;
+    } else {
+      pos = tail_.load(std::memory_order_relaxed);
+    }
+  }
+  *v = c->value;
+  c->seq.store(pos + mask_ + 1, std::memory_order_release);
+  return true;
+}
+
+bool Window::Init(uint64_t max_bytes, uint64_t generation) {
+  nchunks_ = std::max<size_t>(kMinChunks, (max_bytes + kChunkBytes - 1) / kChunkBytes);
+  pool_bytes_ = nchunks_ * kChunkBytes;
+  headers_bytes_ = RoundToPage(nchunks_ * sizeof(ChunkHeader));
+  generation_ = generation;
+  // Committed now: the window fills it within seconds anyway, and an
+  // append (in a signal handler, too) then never takes a page fault.
+  pool_ = static_cast<uint8_t*>(MapZeroed(pool_bytes_, MAP_POPULATE));
+  headers_ = static_cast<ChunkHeader*>(MapZeroed(headers_bytes_));
+  if (pool_ == nullptr || headers_ == nullptr || !free_.Init(nchunks_) || !sealed_.Init(nchunks_)) return false;
+  for (size_t i = 0; i < nchunks_; ++i) {
+    new (&headers_[i]) ChunkHeader;
+    free_.Push(static_cast<uint32_t>(i));
+  }
+  return true;
+}
+
+void Window::Release() {
+  // The pool stays mapped (a thread that read the recorder as running just
+  // before the stop may still append to it); its pages go back to the OS.
+  if (pool_ != nullptr) madvise(pool_, pool_bytes_, MADV_DONTNEED);
+}
+
+void Window::Seal(uint32_t i) {
+  ChunkHeader& h = headers_[i];
+  h.state.fetch_xor(kOwned ^ kFull, std::memory_order_release);
+  sealed_.Push(i);
+}
+
+// The slow path of an append: seal the full chunk, take a free one, or
+// else the oldest sealed one, unless a reader holds it.
+bool Window::TakeChunk(ThreadWriter& w) {
+  if (w.has_chunk) {
+    Seal(w.chunk);
+    w.has_chunk = false;
+  }
+  uint32_t i;
+  if (free_.Pop(&i)) {
+    ChunkHeader& h = headers_[i];
+    h.tid = w.tid;
+    h.seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
+    h.used.store(0, std::memory_order_relaxed);
+    h.state.fetch_xor(kFree ^ kOwned, std::memory_order_release);
+  } else {
+    if (snapshotting_.load(std::memory_order_acquire) || !sealed_.Pop(&i)) return false;
+    ChunkHeader& h = headers_[i];
+    uint32_t expected = kFull;
+    if (!h.state.compare_exchange_strong(expected, kClaimed, std::memory_order_acquire)) {
+      sealed_.Push(i);  // pinned by a reader: keep it, lose this event
+      return false;
+    }
+    h.tid = w.tid;
+    h.seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
+    h.used.store(0, std::memory_order_relaxed);
+    h.state.fetch_xor(kClaimed ^ kOwned, std::memory_order_release);
+    stats_.recycled.fetch_add(1, std::memory_order_relaxed);
+  }
+  w.chunk = i;
+  w.has_chunk = true;
+  return true;
+}
+
+uint8_t* Window::Reserve(ThreadWriter& w, uint16_t type, uint32_t aux, int64_t ts, size_t payload) {
+  const size_t size = (sizeof(EventHeader) + payload + 7) & ~size_t{7};
+  if (size > kChunkBytes) return nullptr;
+  if (w.generation != generation_) {
+    w.generation = generation_;
+    w.has_chunk = false;
+    w.tid = static_cast<uint32_t>(syscall(SYS_gettid));
+  }
+  if (!w.has_chunk || headers_[w.chunk].used.load(std::memory_order_relaxed) + size > kChunkBytes) {
+    if (!TakeChunk(w)) {
+      stats_.dropped.fetch_add(1, std::memory_order_relaxed);
+      return nullptr;
+    }
+  }
+  ChunkHeader& h = headers_[w.chunk];
+  auto* e = reinterpret_cast<EventHeader*>(pool_ + size_t{w.chunk} * kChunkBytes + h.used.load(std::memory_order_relaxed));
+  e->type = type;
+  e->size = static_cast<uint16_t>(size);
+  e->aux = aux;
+  e->ts = ts;
+  return reinterpret_cast<uint8_t*>(e + 1);
+}
+
+void Window::Commit(ThreadWriter& w) {
+  ChunkHeader& h = headers_[w.chunk];
+  const uint32_t used = h.used.load(std::memory_order_relaxed);
+  const auto* e = reinterpret_cast<const EventHeader*>(pool_ + size_t{w.chunk} * kChunkBytes + used);
+  h.last_ts.store(e->ts, std::memory_order_relaxed);  // for Age, read once sealed
+  h.used.store(used + e->size, std::memory_order_release);
+}
+
+void Window::Age(int64_t before) {
+  // The FIFO is in sealing order, so the first chunk that is young enough
+  // ends the pass (it goes back to the tail, a little out of order).
+  for (size_t n = 0; n < nchunks_; ++n) {
+    uint32_t i;
+    if (!sealed_.Pop(&i)) return;
+    ChunkHeader& h = headers_[i];
+    uint32_t expected = kFull;
+    if (h.last_ts.load(std::memory_order_relaxed) >= before ||
+        !h.state.compare_exchange_strong(expected, kFree, std::memory_order_acquire)) {
+      sealed_.Push(i);
+      return;
+    }
+    h.used.store(0, std::memory_order_relaxed);
+    free_.Push(i);
+    stats_.aged.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
+size_t Window::Pin(uint32_t* order) {
+  size_t n = 0;
+  for (size_t i = 0; i < nchunks_; ++i) {
+    const uint32_t s = headers_[i].state.fetch_or(kPinned, std::memory_order_acq_rel);
+    const uint32_t kind = s & kKindMask;
+    if ((kind == kOwned || kind == kFull) && headers_[i].used.load(std::memory_order_acquire) > 0) {
+      order[n++] = static_cast<uint32_t>(i);
+    }
+  }
+  // std::sort neither allocates nor locks: safe in the crash handler.
+  std::sort(order, order + n, [this](uint32_t a, uint32_t b) {
+    return headers_[a].tid != headers_[b].tid ? headers_[a].tid < headers_[b].tid : headers_[a].seq < headers_[b].seq;
+  });
+  return n;
+}
+
+void Window::Unpin() {
+  for (size_t i = 0; i < nchunks_; ++i) headers_[i].state.fetch_and(~uint32_t{kPinned}, std::memory_order_release);
+}
+
+}  // namespace libdump::samplers::flight
