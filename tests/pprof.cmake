@@ -49,6 +49,7 @@ if(TARGET libdump_runtime AND TARGET pprof_lock_program)
     COMMAND ${CMAKE_CURRENT_LIST_DIR}/pprof/debug_server.sh $<TARGET_FILE:libdump_runtime>
             $<TARGET_FILE:pprof_lock_program> ${CMAKE_CURRENT_BINARY_DIR}/pprof_debug_server)
   set_tests_properties(pprof_debug_server PROPERTIES LABELS "integration;no_asan" TIMEOUT 120)
+endif()
 # Callers of frameless code (memcpy, strlen) in go tool pprof -top, and no
 # heap samples for a program that allocates nothing (the profilers' own
 # allocations left out). Counts assume uninstrumented code: not ASan.
