@@ -25,6 +25,7 @@
 #include "libdump/heap_dump.h"
 #include "libdump/profiler.h"
 #include "libdump/format/pprof_profile.h"
+#include "block_profiler.h"
 #include "symbolize.h"
 #include "wait_state.h"
 
@@ -228,6 +229,30 @@ Response Handle(const http::request<http::string_body>& req) {
       return Reply(http::status::internal_server_error, "CPU profile not written: " + std::string(strerror(errno)) + "\n");
     }
     return Profile(std::move(bytes), "profile");
+  }
+  if (q.count("seconds") != 0 && (name == "block" || name == "mutex")) {
+    // A delta profile, as Go's: what the buckets gained over the seconds.
+    long seconds;
+    if (!IntParam(q, "seconds", 1, 3600, 0, &seconds, &error)) return Reply(http::status::bad_request, error + "\n");
+    ContentionTable& table = name == "block" ? BlockTable() : MutexTable();
+    std::map<std::vector<uintptr_t>, std::pair<double, double>> before;
+    for (auto& b : table.Snapshot()) before[b.stack] = {b.count, b.delay_ns};
+    std::this_thread::sleep_for(std::chrono::seconds(seconds));
+    std::vector<ContentionBucketSnapshot> delta;
+    for (auto& b : table.Snapshot()) {
+      const auto it = before.find(b.stack);
+      if (it != before.end()) {
+        b.count -= it->second.first;
+        b.delay_ns -= it->second.second;
+      }
+      if (b.count > 0) delta.push_back(std::move(b));
+    }
+    const int fraction = SetMutexProfileFraction(-1);
+    const int64_t scale = name == "mutex" && fraction > 0 ? fraction : 1;
+    pprof::ProfileBuilder b = NewContentionProfileBuilder(scale);
+    b.set_duration_nanos(seconds * 1000000000LL);
+    BuildContentionProfile(b, delta, static_cast<double>(scale));
+    return Profile(b.EncodeGzip(), name);
   }
   if (q.count("seconds") != 0 && name != "heapdump") {
     return Reply(http::status::bad_request, "seconds: delta profiles are not served for " + name + "\n");
