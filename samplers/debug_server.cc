@@ -15,6 +15,7 @@
 #include <boost/beast/http.hpp>
 #include <atomic>
 #include <cerrno>
+#include <cmath>
 #include <charconv>
 #include <cstring>
 #include <map>
@@ -25,6 +26,7 @@
 #include "libdump/heap_dump.h"
 #include "libdump/profiler.h"
 #include "libdump/format/pprof_profile.h"
+#include "block_profiler.h"
 #include "symbolize.h"
 #include "wait_state.h"
 
@@ -212,7 +214,40 @@ Response Handle(const http::request<http::string_body>& req) {
     if (debug == 0) return Profile(std::move(bytes), name);
     return Reply(http::status::ok, std::move(bytes));
   }
-  if (!IntParam(q, "debug", 0, 0, 0, &debug, &error)) {
+  if ((name == "block" || name == "mutex") && q.count("seconds") == 0) {
+    if (!IntParam(q, "debug", 0, 1, 0, &debug, &error)) return Reply(http::status::bad_request, error + "\n");
+    if (debug == 1) {
+      // Go's legacy text: delay (cycles at 1e9/s, so nanoseconds) and count
+      // per stack, then a # line per frame.
+      const int fraction = SetMutexProfileFraction(-1);
+      const double scale = name == "mutex" && fraction > 0 ? fraction : 1;
+      pprof::ProfileBuilder dummy({{"x", "count"}}, {"x", "count"}, 1);
+      ProfileSymbolizer sym(dummy);
+      std::ostringstream out;
+      out << "--- contention:\ncycles/second=1000000000\n";
+      if (name == "mutex") out << "sampling period=" << (fraction > 0 ? fraction : 0) << "\n";
+      for (auto& b : (name == "block" ? BlockTable() : MutexTable()).Snapshot()) {
+        // The profilers' own frames go, as in the pprof form.
+        size_t skip = 0;
+        while (skip + 1 < b.stack.size()) {
+          const std::string fn = sym.FunctionName(b.stack[skip]);
+          const size_t ns = fn.find("libdump::samplers::");
+          if (ns == std::string::npos || ns > fn.find('(')) break;
+          ++skip;
+        }
+        b.stack.erase(b.stack.begin(), b.stack.begin() + static_cast<std::ptrdiff_t>(skip));
+        out << std::llround(b.delay_ns * scale) << " " << std::llround(b.count * scale) << " @";
+        for (uintptr_t pc : b.stack) out << " 0x" << std::hex << pc << std::dec;
+        out << "\n";
+        for (uintptr_t pc : b.stack) {
+          const std::string fn = sym.FunctionName(pc);
+          out << "#\t0x" << std::hex << pc - 1 << std::dec << "\t" << (fn.empty() ? "?" : fn) << "\n";
+        }
+        out << "\n";
+      }
+      return Reply(http::status::ok, out.str());
+    }
+  } else if (!IntParam(q, "debug", 0, 0, 0, &debug, &error)) {
     return Reply(http::status::bad_request, "debug: only debug=0 (pprof) is served: " + error + "\n");
   }
   if (name == "profile") {
@@ -228,6 +263,30 @@ Response Handle(const http::request<http::string_body>& req) {
       return Reply(http::status::internal_server_error, "CPU profile not written: " + std::string(strerror(errno)) + "\n");
     }
     return Profile(std::move(bytes), "profile");
+  }
+  if (q.count("seconds") != 0 && (name == "block" || name == "mutex")) {
+    // A delta profile, as Go's: what the buckets gained over the seconds.
+    long seconds;
+    if (!IntParam(q, "seconds", 1, 3600, 0, &seconds, &error)) return Reply(http::status::bad_request, error + "\n");
+    ContentionTable& table = name == "block" ? BlockTable() : MutexTable();
+    std::map<std::vector<uintptr_t>, std::pair<double, double>> before;
+    for (auto& b : table.Snapshot()) before[b.stack] = {b.count, b.delay_ns};
+    std::this_thread::sleep_for(std::chrono::seconds(seconds));
+    std::vector<ContentionBucketSnapshot> delta;
+    for (auto& b : table.Snapshot()) {
+      const auto it = before.find(b.stack);
+      if (it != before.end()) {
+        b.count -= it->second.first;
+        b.delay_ns -= it->second.second;
+      }
+      if (b.count > 0) delta.push_back(std::move(b));
+    }
+    const int fraction = SetMutexProfileFraction(-1);
+    const int64_t scale = name == "mutex" && fraction > 0 ? fraction : 1;
+    pprof::ProfileBuilder b = NewContentionProfileBuilder(scale);
+    b.set_duration_nanos(seconds * 1000000000LL);
+    BuildContentionProfile(b, delta, static_cast<double>(scale));
+    return Profile(b.EncodeGzip(), name);
   }
   if (q.count("seconds") != 0 && name != "heapdump") {
     return Reply(http::status::bad_request, "seconds: delta profiles are not served for " + name + "\n");
