@@ -53,15 +53,25 @@ says "LIBDUMP_HEAPDUMP_ZSTD=maybe (read when dumps on signal are on)" \
 # The effect of the spellings: threads named by the runtime, and a dump that
 # is compressed or not.
 has_thread() { grep -qx "$2" /proc/"$1"/task/*/comm 2>/dev/null; }
+# Whether the process has a handler for SIGUSR2 (bit 12 - 1 of SigCgt).
+catches_usr2() {
+  mask=$(awk '/^SigCgt:/ {print $2}' /proc/"$1"/status 2>/dev/null)
+  [ -n "$mask" ] && [ $(( 0x$mask & 0x800 )) -ne 0 ]
+}
+# Waits (up to 10 s, for a loaded machine) for the thread to appear.
+gets_thread() {
+  for _ in $(seq 100); do has_thread "$1" "$2" && return 0; sleep 0.1; done
+  return 1
+}
 # Starts `sleep` with the variables; its pid in $pid once the runtime is loaded.
 start() {
   env "$@" LD_PRELOAD="$lib" sleep 30 2> "$work/err" &
   pid=$!
-  for _ in $(seq 50); do grep -q libdump.so /proc/$pid/maps 2>/dev/null && break; sleep 0.1; done
-  sleep 0.3
+  for _ in $(seq 100); do grep -q libdump.so /proc/$pid/maps 2>/dev/null && break; sleep 0.1; done
+  sleep 0.5  # a thread the constructors would start has started by now
 }
 start LIBDUMP_BACKGROUND_RELEASE=true
-check "LIBDUMP_BACKGROUND_RELEASE=true starts the release thread" "has_thread $pid libdump-release"
+check "LIBDUMP_BACKGROUND_RELEASE=true starts the release thread" "gets_thread $pid libdump-release"
 kill $pid; wait $pid 2>/dev/null
 start LIBDUMP_BACKGROUND_RELEASE=off
 check "LIBDUMP_BACKGROUND_RELEASE=off starts none" "! has_thread $pid libdump-release"
@@ -72,6 +82,8 @@ kill $pid; wait $pid 2>/dev/null
 
 for z in yes no; do
   start LIBDUMP_HEAPDUMP_SIGNAL=SIGUSR2 LIBDUMP_HEAPDUMP_ZSTD=$z LIBDUMP_HEAPDUMP_PATH="$work/$z.%p.dump"
+  # Until the handler is installed, SIGUSR2 would kill sleep.
+  for _ in $(seq 100); do catches_usr2 $pid && break; sleep 0.1; done
   kill -USR2 $pid
   for _ in $(seq 100); do [ -f "$work/$z.$pid.dump" ] && break; sleep 0.1; done
   kill $pid; wait $pid 2>/dev/null

@@ -81,7 +81,7 @@ mkfifo "$work/fifo"
 pid=$!
 exec 3> "$work/fifo"
 cat "$work/a.dump" >&3
-for _ in 1 2 3 4 5 6 7 8 9 10; do ls "$work" | grep -q 'sig.hprof.tmp' && break; sleep 0.2; done
+for _ in $(seq 100); do ls "$work" | grep -q 'sig.hprof.tmp' && break; sleep 0.1; done
 check "a temporary exists while converting" "ls '$work' | grep -q 'sig.hprof.tmp'"
 kill -TERM "$pid"
 wait "$pid"

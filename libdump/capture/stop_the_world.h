@@ -78,7 +78,7 @@ class WorldStop {
 void ForkChild();
 
 // The signal used to stop threads: SIGRTMIN+4 unless LIBDUMP_STOP_SIGNAL names
-// another number.
+// another (docs/ENVIRONMENT.md; a refused one is reported and the default kept).
 int StopSignal();
 
 }  // namespace libdump::capture
