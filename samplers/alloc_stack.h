@@ -2,6 +2,10 @@
 // allocates nothing, takes no lock and makes no system call on its usual
 // path.
 //
+// The first frames (the hook's, the allocator's and its callers') take the
+// unwind rules of dwarf_unwind.h, so that a frameless caller of malloc does
+// not hide its own caller; the rest follow frame pointers.
+//
 // Frame pointers first: a walk bounded by the thread's own stack (from the
 // current frame up to the thread pointer, or to __libc_stack_end on the main
 // thread), with strictly increasing, aligned frame addresses. Such a walk

@@ -199,6 +199,18 @@ Counts Count(const DecodedProfile& p, const char* thread) {
   Counts c;
   const int i = p.Index("samples");
   for (const auto& s : p.samples) {
+    if (!s.Contains("AttributionThread")) {
+      // A sample of a burner whose walk stopped before the thread's
+      // function would escape the count: reported.
+      for (const char* b : kBurners) {
+        if (s.Contains(std::string(b) + "(")) {
+          std::string frames;
+          for (const auto& f : s.functions) frames += (f.empty() ? "?" : f) + " <- ";
+          ADD_FAILURE() << "a burner's sample that does not reach its thread: " << frames;
+          break;
+        }
+      }
+    }
     if (!s.Contains(thread)) continue;
     c.thread += s.values[i];
     bool any = false;
