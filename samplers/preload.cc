@@ -36,6 +36,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -43,8 +44,9 @@
 
 #include <signal.h>
 
-#include "libdump/heap_dump.h"
+#include "env_var.h"
 #include "flight_recorder.h"
+#include "libdump/heap_dump.h"
 #include "libdump/profiler.h"
 #include "output_file.h"
 #include "own_allocations.h"
@@ -258,7 +260,7 @@ void ReportWithoutAllocator() {
                  "not have (%s)\n", oom, kUse);
   }
   if (const char* rate = getenv("LIBDUMP_MEMPROFILE_RATE")) {
-    if (getenv("LIBDUMP_HEAPPROFILE") == nullptr) {
+    if (env::Get("LIBDUMP_HEAPPROFILE") == nullptr) {
       std::fprintf(stderr, "libdump: LIBDUMP_MEMPROFILE_RATE=%s has no effect without libdump's allocator (%s)\n",
                    rate, kUse);
     }
@@ -270,30 +272,35 @@ __attribute__((constructor)) void Init() {
   const libdump::samplers::OwnAllocationScope own;  // not the program's
   pthread_atfork(nullptr, nullptr, ForkChild);
   ReportWithoutAllocator();
-  if (const char* r = getenv("LIBDUMP_MEMPROFILE_RATE")) libdump::SetMemProfileRate(std::strtoll(r, nullptr, 10));
-  if (const char* hz = getenv("LIBDUMP_CPUPROFILE_RATE")) libdump::SetCPUProfileRate(std::atoi(hz));
+  // The environment parser's spellings (512k, 1M) and its one-line refusals.
+  namespace env = libdump::env;
+  if (env::Get("LIBDUMP_MEMPROFILE_RATE") != nullptr) {
+    libdump::SetMemProfileRate(static_cast<int64_t>(
+        env::GetSize("LIBDUMP_MEMPROFILE_RATE", static_cast<uint64_t>(libdump::MemProfileRate()), 0, INT64_MAX)));
+  }
+  if (env::Get("LIBDUMP_CPUPROFILE_RATE") != nullptr) {
+    libdump::SetCPUProfileRate(static_cast<int>(env::GetUint("LIBDUMP_CPUPROFILE_RATE", 100, 1, 1000000)));
+  }
   libdump::samplers::flight::StartFromEnvironment();  // LIBDUMP_FLIGHT_RECORDER*
-  const char* heap = getenv("LIBDUMP_HEAPPROFILE");
-  const char* cpu = getenv("LIBDUMP_CPUPROFILE");
-  const char* block = getenv("LIBDUMP_BLOCKPROFILE");
-  const char* mutex = getenv("LIBDUMP_MUTEXPROFILE");
+  const char* heap = env::Get("LIBDUMP_HEAPPROFILE");
+  const char* cpu = env::Get("LIBDUMP_CPUPROFILE");
+  const char* block = env::Get("LIBDUMP_BLOCKPROFILE");
+  const char* mutex = env::Get("LIBDUMP_MUTEXPROFILE");
   // As `go test -blockprofile` and `-mutexprofile` do: a profile asked for
   // without its rate records every event.
-  const char* block_rate = getenv("LIBDUMP_BLOCKPROFILE_RATE");
-  if (block_rate != nullptr) {
-    libdump::SetBlockProfileRate(std::strtoll(block_rate, nullptr, 10));
-  } else if (block != nullptr) {
-    libdump::SetBlockProfileRate(1);
+  const uint64_t block_default = block != nullptr ? 1 : 0;
+  if (env::Get("LIBDUMP_BLOCKPROFILE_RATE") != nullptr || block != nullptr) {
+    libdump::SetBlockProfileRate(
+        static_cast<int64_t>(env::GetUint("LIBDUMP_BLOCKPROFILE_RATE", block_default, 0, INT64_MAX)));
   }
-  const char* fraction = getenv("LIBDUMP_MUTEXPROFILE_FRACTION");
-  if (fraction != nullptr) {
-    libdump::SetMutexProfileFraction(std::atoi(fraction));
-  } else if (mutex != nullptr) {
-    libdump::SetMutexProfileFraction(1);
+  const uint64_t mutex_default = mutex != nullptr ? 1 : 0;
+  if (env::Get("LIBDUMP_MUTEXPROFILE_FRACTION") != nullptr || mutex != nullptr) {
+    libdump::SetMutexProfileFraction(
+        static_cast<int>(env::GetUint("LIBDUMP_MUTEXPROFILE_FRACTION", mutex_default, 0, INT32_MAX)));
   }
   // Only the first process serves: its children inherit the variable, and
   // would each either fail to bind its port or serve another one.
-  const char* addr = getenv("LIBDUMP_PPROF_ADDR");
+  const char* addr = env::Get("LIBDUMP_PPROF_ADDR");
   if (addr != nullptr && IsFirstProcess()) {
     std::string error, bound;
     if (libdump::StartDebugServer(addr, &error, &bound)) {
