@@ -677,6 +677,44 @@ int64_t WriteWindowSignalSafe(int fd, int sig, int wait_ms) {
   return r;
 }
 
+int64_t WriteWindow(int fd) {
+  Session* s = g_live.load(std::memory_order_acquire);
+  if (s == nullptr) {
+    errno = EINVAL;
+    return -1;
+  }
+  if (!LockWriter(0)) {
+    errno = EBUSY;
+    return -1;
+  }
+  int64_t r;
+  {
+    SymbolNamer namer;
+    r = WriteJson(*s, fd, 0, &namer);
+  }
+  const int err = errno;
+  UnlockWriter();
+  errno = err;
+  return r;
+}
+
+bool WriteWindowCPUProfile(int fd) {
+  Session* s = g_live.load(std::memory_order_acquire);
+  if (s == nullptr) {
+    errno = EINVAL;
+    return false;
+  }
+  if (!LockWriter(0)) {
+    errno = EBUSY;
+    return false;
+  }
+  const bool ok = WritePprof(*s, fd);
+  const int err = errno;
+  UnlockWriter();
+  errno = err;
+  return ok;
+}
+
 void SetSnapshotPath(const char* pattern) { g_snapshot_pattern = new std::string(pattern); }
 void RequestSnapshot() { g_snapshot_requested.store(true, std::memory_order_relaxed); }
 
@@ -759,41 +797,19 @@ bool FlightRecorder::Stop() {
 bool FlightRecorder::Enabled() const { return running_ && g_live.load(std::memory_order_acquire) != nullptr; }
 
 int64_t FlightRecorder::WriteTo(int fd) {
-  Session* s = g_live.load(std::memory_order_acquire);
-  if (!Enabled() || s == nullptr) {
+  if (!Enabled()) {
     errno = EINVAL;
     return -1;
   }
-  if (!LockWriter(0)) {
-    errno = EBUSY;
-    return -1;
-  }
-  int64_t r;
-  {
-    SymbolNamer namer;
-    r = WriteJson(*s, fd, 0, &namer);
-  }
-  const int err = errno;
-  UnlockWriter();
-  errno = err;
-  return r;
+  return WriteWindow(fd);
 }
 
 bool FlightRecorder::WriteCPUProfileTo(int fd) {
-  Session* s = g_live.load(std::memory_order_acquire);
-  if (!Enabled() || s == nullptr) {
+  if (!Enabled()) {
     errno = EINVAL;
     return false;
   }
-  if (!LockWriter(0)) {
-    errno = EBUSY;
-    return false;
-  }
-  const bool ok = WritePprof(*s, fd);
-  const int err = errno;
-  UnlockWriter();
-  errno = err;
-  return ok;
+  return WriteWindowCPUProfile(fd);
 }
 
 FlightRecorderStats GetFlightRecorderStats() {

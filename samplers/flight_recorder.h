@@ -24,6 +24,13 @@ void RecordWait(const char* what, int64_t begin_ns, int64_t end_ns, const uintpt
 int64_t WriteWindowSignalSafe(int fd, int sig, int wait_ms);
 bool Recording();  // async-signal-safe: a recorder runs in this process
 
+// The running recorder's window, whoever started it (the environment, the
+// program): symbolized JSON, and its CPU samples as pprof. For the
+// /debug/pprof server. -1 / false with errno EINVAL (none runs) or EBUSY
+// (another snapshot is being written).
+int64_t WriteWindow(int fd);
+bool WriteWindowCPUProfile(int fd);
+
 // LIBDUMP_FLIGHT_RECORDER=1, _MAX_BYTES, _MIN_AGE, _ON_CRASH=path,
 // _SIGNAL=sig (+ _FILE=path pattern): starts a recorder for the process's
 // lifetime. For the preload. False if the variables ask for nothing.

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -248,9 +249,16 @@ TEST(FlightRecorder, TheWindowsCpuSamplesAsPprof) {
   ASSERT_TRUE(r.Start());
   {
     trace::Region burn("burn");
-    const auto end = std::chrono::steady_clock::now() + milliseconds(300);
+    // 300 ms of this thread's CPU (6 periods at 20 Hz), however loaded the
+    // machine is.
+    const auto cpu = [] {
+      timespec ts;
+      clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+      return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+    };
+    const int64_t end = cpu() + 300000000;
     volatile uint64_t x = 0;
-    while (std::chrono::steady_clock::now() < end) {
+    while (cpu() < end) {
       for (int i = 0; i < 100000; ++i) x = x * 3 + 1;
     }
   }

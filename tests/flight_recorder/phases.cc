@@ -10,6 +10,7 @@
 // WriteCPUProfileTo into the two files, then a normal exit.
 #include <fcntl.h>
 #include <pthread.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -30,11 +31,19 @@ using Clock = std::chrono::steady_clock;
 
 // Burns CPU so that the recorder's CPU samples have a known function: long
 // stretches of arithmetic between clock reads, so that nearly every sample
-// lands in this frame and not in a frameless clock_gettime.
+// lands in this frame and not in a frameless clock_gettime. It runs until
+// both d of wall time and d of the thread's CPU time have passed: on a
+// loaded machine the thread gets its 20 Hz samples all the same.
 __attribute__((noinline)) void PhasesBurn(std::chrono::milliseconds d) {
   const auto end = Clock::now() + d;
+  const auto cpu_ns = [] {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
+  };
+  const int64_t cpu_end = cpu_ns() + std::chrono::nanoseconds(d).count();
   volatile uint64_t x = 0;
-  while (Clock::now() < end) {
+  while (Clock::now() < end || cpu_ns() < cpu_end) {
     for (int i = 0; i < 200000; ++i) x = x * 31 + static_cast<uint64_t>(i);
   }
 }
