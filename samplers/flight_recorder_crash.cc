@@ -18,9 +18,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
+#include "env_var.h"
 #include "flight_recorder.h"
 #include "libdump/flight_recorder.h"
 #include "output_file.h"
@@ -92,31 +94,20 @@ bool ParseDuration(const char* s, std::chrono::nanoseconds* out) {
   return true;
 }
 
-int ParseSignal(const char* s) {
-  if (*s >= '0' && *s <= '9') return std::atoi(s);
-  if (std::strncmp(s, "SIG", 3) == 0) s += 3;
-  static const struct {
-    const char* name;
-    int sig;
-  } kNames[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP}, {"QUIT", SIGQUIT},
-                {"URG", SIGURG}, {"WINCH", SIGWINCH}};
-  for (const auto& n : kNames) {
-    if (std::strcmp(s, n.name) == 0) return n.sig;
-  }
-  return 0;
-}
-
 }  // namespace
 
 bool StartFromEnvironment() {
-  const char* on = getenv("LIBDUMP_FLIGHT_RECORDER");
-  const char* crash = getenv("LIBDUMP_FLIGHT_RECORDER_ON_CRASH");
-  const char* sig = getenv("LIBDUMP_FLIGHT_RECORDER_SIGNAL");
-  if ((on == nullptr || std::strcmp(on, "1") != 0) && crash == nullptr && sig == nullptr) return false;
+  // The environment parser's spellings (on/yes/1, 10M) and one-line refusals.
+  const bool on = env::GetBool("LIBDUMP_FLIGHT_RECORDER", false);
+  const char* crash = env::Get("LIBDUMP_FLIGHT_RECORDER_ON_CRASH");
+  const int sig = env::GetSignal("LIBDUMP_FLIGHT_RECORDER_SIGNAL", 0);
+  if (!on && crash == nullptr && sig == 0) return false;
   // Lives as long as the process.
   static auto* recorder = new FlightRecorder;
-  if (const char* b = getenv("LIBDUMP_FLIGHT_RECORDER_MAX_BYTES")) recorder->SetMaxBytes(std::strtoull(b, nullptr, 10));
-  if (const char* a = getenv("LIBDUMP_FLIGHT_RECORDER_MIN_AGE")) {
+  if (env::Get("LIBDUMP_FLIGHT_RECORDER_MAX_BYTES") != nullptr) {
+    recorder->SetMaxBytes(env::GetSize("LIBDUMP_FLIGHT_RECORDER_MAX_BYTES", 10 << 20, 1, UINT64_MAX));
+  }
+  if (const char* a = env::Get("LIBDUMP_FLIGHT_RECORDER_MIN_AGE")) {
     std::chrono::nanoseconds d;
     if (ParseDuration(a, &d)) recorder->SetMinAge(d);
     else std::fprintf(stderr, "libdump: LIBDUMP_FLIGHT_RECORDER_MIN_AGE=%s: not a duration (10s, 500ms)\n", a);
@@ -141,12 +132,10 @@ bool StartFromEnvironment() {
       }
     }
   }
-  if (sig != nullptr) {
-    const int s = ParseSignal(sig);
-    if (s <= 0 || s >= NSIG) {
-      std::fprintf(stderr, "libdump: LIBDUMP_FLIGHT_RECORDER_SIGNAL=%s: not a signal\n", sig);
-    } else {
-      const char* file = getenv("LIBDUMP_FLIGHT_RECORDER_FILE");
+  if (sig != 0) {
+    const int s = sig;
+    {
+      const char* file = env::Get("LIBDUMP_FLIGHT_RECORDER_FILE");
       SetSnapshotPath(file != nullptr ? file : "flight-%p-%t.json");
       struct sigaction sa {};
       sa.sa_handler = OnSnapshotSignal;
