@@ -159,17 +159,11 @@ void ForkChild() {
   g_mutex_path = nullptr;
 }
 
-// The number of a signal named as LIBDUMP_HEAPDUMP_SIGNAL accepts it (USR2,
-// SIGUSR2 or a number); 0 if none.
+// The number of a signal as the environment parser reads it (USR2, SIGUSR2,
+// RTMIN+N or a number); 0 if none.
 int SignalNumber(const char* s) {
-  if (std::strncmp(s, "SIG", 3) == 0) s += 3;
-  for (int sig = 1; sig < NSIG; ++sig) {
-    const char* abbrev = sigabbrev_np(sig);
-    if (abbrev != nullptr && std::strcmp(abbrev, s) == 0) return sig;
-  }
-  char* end = nullptr;
-  const long v = std::strtol(s, &end, 10);
-  return end != s && *end == '\0' && v > 0 && v < NSIG ? static_cast<int>(v) : 0;
+  const char* why = nullptr;
+  return libdump::env::ParseSignal(s, &why);
 }
 
 // Signals. A handler can write no profile (symbolizing allocates and opens
@@ -207,15 +201,13 @@ void* SignalWriter(void*) {
   }
 }
 
-void InstallSignals(const char* snapshot) {
-  if (snapshot != nullptr) {
-    g_snapshot_signal = SignalNumber(snapshot);
-    if (g_snapshot_signal == 0 || g_snapshot_signal == SIGKILL || g_snapshot_signal == SIGSTOP ||
-        g_snapshot_signal == SIGTERM || g_snapshot_signal == SIGINT || g_snapshot_signal >= 256) {
-      std::fprintf(stderr, "libdump: LIBDUMP_PROFILE_SIGNAL=%s is not a signal profiles can be written on\n",
-                   snapshot);
-      g_snapshot_signal = 0;
-    }
+void InstallSignals() {
+  // SIGTERM and SIGINT already write every profile before the process ends.
+  g_snapshot_signal = libdump::env::GetSignal("LIBDUMP_PROFILE_SIGNAL", 0);
+  if (g_snapshot_signal == SIGTERM || g_snapshot_signal == SIGINT || g_snapshot_signal >= 256) {
+    libdump::env::Warn("LIBDUMP_PROFILE_SIGNAL", libdump::env::Get("LIBDUMP_PROFILE_SIGNAL"),
+                       "already writes every profile as the process ends", "none");
+    g_snapshot_signal = 0;
   }
   if (pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
   fcntl(g_signal_pipe[1], F_SETFL, O_NONBLOCK);
@@ -338,7 +330,7 @@ __attribute__((constructor)) void Init() {
   }
   if (g_cpu_path != nullptr || g_heap_path != nullptr || g_block_path != nullptr || g_mutex_path != nullptr) {
     atexit(AtExit);
-    InstallSignals(getenv("LIBDUMP_PROFILE_SIGNAL"));
+    InstallSignals();
   }
 }
 
