@@ -6,8 +6,8 @@
 #include <cmath>
 #include <string_view>
 
-#include "../libdump/heap_walk.h"
 #include "alloc_stack.h"
+#include "sampler_interface.h"
 #include "symbolize.h"
 
 // libdump's allocator, when it is in the process. Weak so that the samplers
