@@ -21,15 +21,6 @@ namespace libdump::format {
 
 namespace io = boost::iostreams;
 
-const char* CompressionName(Compression c) {
-  switch (c) {
-    case Compression::kNone: return "none";
-    case Compression::kZstd: return "zstd";
-    case Compression::kGzip: return "gzip";
-  }
-  return "?";
-}
-
 // The undecoded input: an fd or an istream, read in large blocks.
 class RawInput {
  public:
@@ -216,12 +207,12 @@ constexpr uint8_t kGzipMagic[] = {0x1F, 0x8B};
 
 }  // namespace
 
-Input::Input(int fd, bool owned, const ReaderOptions& options)
+Input::Input(int fd, bool owned, const InputOptions& options)
     : raw_(std::make_unique<RawInput>(fd, owned)) {
   Start(options);
 }
 
-Input::Input(std::istream& in, const ReaderOptions& options) : raw_(std::make_unique<RawInput>(in)) {
+Input::Input(std::istream& in, const InputOptions& options) : raw_(std::make_unique<RawInput>(in)) {
   Start(options);
 }
 
@@ -229,7 +220,7 @@ Input::~Input() {
   if (map_ != nullptr) ::munmap(map_, map_len_);
 }
 
-void Input::Start(const ReaderOptions& options) {
+void Input::Start(const InputOptions& options) {
   buffer_size_ = std::max<size_t>(options.buffer_size, 64);
   buf_.reset(new uint8_t[buffer_size_]);
   begin_ = pos = end = buf_.get();

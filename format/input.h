@@ -15,17 +15,24 @@
 #include <memory>
 #include <optional>
 
-#include "libdump/format/reader.h"
+#include "libdump/format/compression.h"
+#include "libdump/format/format_error.h"
 
 namespace libdump::format {
 
 class RawInput;
 
+struct InputOptions {
+  size_t buffer_size;
+  bool map_file;     // map a plain regular file instead of reading it
+  size_t map_window;
+};
+
 class Input {
  public:
   // Reads from an fd (closed on destruction when owned) or a stream.
-  Input(int fd, bool owned, const ReaderOptions& options);
-  Input(std::istream& in, const ReaderOptions& options);
+  Input(int fd, bool owned, const InputOptions& options);
+  Input(std::istream& in, const InputOptions& options);
   ~Input();
   Input(const Input&) = delete;
   Input& operator=(const Input&) = delete;
@@ -73,7 +80,7 @@ class Input {
   void clear_at_end() { at_end_ = false; }
 
  private:
-  void Start(const ReaderOptions& options);
+  void Start(const InputOptions& options);
   void DetectCompression();
   void FillSlow(size_t n);
   size_t ReadMore();

@@ -1,4 +1,4 @@
-// The record decoder: varints, strings and lists as record_layout.h lists
+// The record decoder: varints, strings and lists as record.h lists
 // them, over the bytes Input (input.h) has at hand.
 #include "libdump/format/reader.h"
 
@@ -15,14 +15,9 @@
 #include <vector>
 
 #include "input.h"
-#include "libdump/format/record_layout.h"
 #include "libdump/format/uvarint.h"
 
 namespace libdump::format {
-
-FormatError::FormatError(uint64_t offset, std::string context, std::string reason)
-    : std::runtime_error(std::to_string(offset) + ": " + context + ": " + reason),
-      offset_(offset), context_(std::move(context)), reason_(std::move(reason)) {}
 
 const char* DialectName(Dialect d) {
   switch (d) {
@@ -52,11 +47,12 @@ std::string Printable(const uint8_t* p, size_t n) {
 
 class Reader::Impl {
  public:
-  Impl(std::istream& in, const ReaderOptions& options) : in_(in, options), max_string_(options.max_string) {
+  Impl(std::istream& in, const ReaderOptions& options) : in_(in, Of(options)), max_string_(options.max_string) {
     ReadHeader();
   }
   // owned: the input closes the fd (Reader::Open).
-  Impl(int fd, bool owned, const ReaderOptions& options) : in_(fd, owned, options), max_string_(options.max_string) {
+  Impl(int fd, bool owned, const ReaderOptions& options)
+      : in_(fd, owned, Of(options)), max_string_(options.max_string) {
     ReadHeader();
   }
 
@@ -71,6 +67,8 @@ class Reader::Impl {
 
  private:
   class Fields;
+
+  static InputOptions Of(const ReaderOptions& o) { return {o.buffer_size, o.map_file, o.map_window}; }
 
   size_t Available() const { return in_.Available(); }
   void Fill(size_t n) { in_.Fill(n); }
@@ -253,7 +251,7 @@ class Reader::Impl {
   std::vector<uint8_t> scratch_;  // Payload() of an object that straddles the buffer
 };
 
-// The visitor of record_layout.h that decodes: each field as its layout says.
+// The visitor of record.h that decodes: each field as its layout says.
 class Reader::Impl::Fields {
  public:
   explicit Fields(Impl& d) : d_(d) {}

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <new>
 
-#include "libdump/format/record_layout.h"
+#include "libdump/format/record.h"
 #include "libdump/format/uvarint.h"
 
 namespace libdump::format {

@@ -8,9 +8,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "allocator_hooks.h"
+#include "allocator_state.h"
 #include "arena.h"
 #include "central_freelist.h"
-#include "heap_walk.h"
+#include "fatal.h"
 #include "lock.h"
 #include "page_heap.h"
 #include "remote_batch.h"
@@ -51,15 +53,6 @@ void OutOfMemory(size_t size) {
     t_in_oom_hook = false;
   }
   errno = ENOMEM;
-}
-
-void WriteAll(const char* s, size_t n) {
-  while (n > 0) {
-    const ssize_t w = write(STDERR_FILENO, s, n);
-    if (w <= 0) return;
-    s += w;
-    n -= static_cast<size_t>(w);
-  }
 }
 
 void ThreadExit(void* arg) {
@@ -236,22 +229,6 @@ bool InArena(uintptr_t p) {
 
 }  // namespace
 
-void Fatal(const char* what, const void* addr) {
-  char buf[160];
-  static const char kHex[] = "0123456789abcdef";
-  size_t n = 0;
-  for (const char* s = "libdump: "; *s; ++s) buf[n++] = *s;
-  for (const char* s = what; *s && n < 100; ++s) buf[n++] = *s;
-  if (addr != nullptr) {
-    for (const char* s = " at 0x"; *s; ++s) buf[n++] = *s;
-    const uintptr_t a = reinterpret_cast<uintptr_t>(addr);
-    for (int shift = 60; shift >= 0; shift -= 4) buf[n++] = kHex[(a >> shift) & 15];
-  }
-  buf[n++] = '\n';
-  WriteAll(buf, n);
-  abort();
-}
-
 void EnsureInitialized() {
   if (LIBDUMP_LIKELY(g_initialized.load(std::memory_order_acquire))) return;
   LockGuard g(g_init_lock);
@@ -343,6 +320,25 @@ __attribute__((flatten)) void* AllocateSampled(size_t size, ThreadHeap* h, int c
   h->sample_left = NextSampleCountdown(h);
   MarkSampled(p, cc.slot_size);
   return p;
+}
+
+void FreeNotOwned(ThreadHeap* h, Span* s, void* ptr) {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  const uint32_t i = s->SlotIndex(p);
+  if (i >= s->nslots || s->SlotAddress(i) != p) Fatal("free of a pointer inside an object", ptr);
+  // An exited thread's span, freed into by a thread that allocates its class
+  // too (a server's worker taking over its predecessor's work): owning it
+  // makes this free and the next ones to it local, and its free slots this
+  // thread's to reuse, instead of remote frees piling up in a span that no
+  // thread allocates from until one adopts it, not necessarily this one.
+  if (s->owner.load(std::memory_order_relaxed) == nullptr && h->cache[s->size_class].span != nullptr) {
+    AllocatorSection section;
+    if (Reclaim(h, s)) {
+      File(h, s);
+      return FreeFast(ptr);  // owned now: onto the class's stack like any local free
+    }
+  }
+  RemoteFree(h, s, i);
 }
 
 void FreeOwnedSlow(ThreadHeap* h, Span* s, void* ptr) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "allocator_state.h"
 #include "config.h"
 #include "page_map.h"
 #include "size_class.h"
@@ -122,18 +123,6 @@ __attribute__((always_inline)) inline void FreeFast(void* ptr) {
   FreeSlow(ptr, s);
 }
 
-// Allocator-wide state, defined in allocator.cc.
-void EnsureInitialized();
-void OnHeapAttached(ThreadHeap* h);
-int64_t FirstSampleCountdown(ThreadHeap* h);
-// Before a sampled object is freed: counts the free through its kept token
-// (if slot, its slot index + 1, is the span's kept one) and empties the
-// place, or else tells the profiler.
-void NotifySampledFree(Span* s, uint32_t slot, void* p, size_t size);
-void CountHeaplessFree(size_t bytes);
-
-uint64_t HeaplessFrees();
-uint64_t HeaplessFreeBytes();
 
 // Slot size of the objects of an in-use span.
 size_t SlotSize(const Span* s);

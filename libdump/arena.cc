@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "fatal.h"
 #include "lock.h"
 #include "map_aligned.h"
 

@@ -1,7 +1,7 @@
 #include "central_freelist.h"
 
 #include "page_heap.h"
-#include "thread_cache.h"
+#include "span_remote.h"
 
 namespace libdump::internal {
 

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "allocator_hooks.h"
 #include "heap_walk.h"
 #include "libdump/heap.h"
 #include "stop_the_world.h"

@@ -28,8 +28,4 @@ inline constexpr size_t kBitmapWords = 8;
 inline constexpr size_t kMaxSlotsPerSpan = kBitmapWords * 64;
 inline constexpr int kAddressBits = 48;
 
-// Ends the process with a message naming the address. Used for heap misuse
-// and for running out of address space: never returns.
-[[noreturn]] void Fatal(const char* what, const void* addr);
-
 }  // namespace libdump::internal

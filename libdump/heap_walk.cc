@@ -2,6 +2,7 @@
 
 #include "allocator.h"
 #include "arena.h"
+#include "fatal.h"
 #include "page_heap.h"
 #include "page_map.h"
 #include "remote_batch.h"
@@ -9,6 +10,30 @@
 namespace libdump::internal {
 
 namespace {
+
+// ORs into freed[w] the slots of span s that some thread has freed but not
+// yet published. For the walk: no lock, no allocation.
+void CollectBatchedFrees(const Span* s, uint64_t (&freed)[kBitmapWords]) {
+  const int c = s->size_class;
+  for (ThreadHeap* h = AllHeaps(); h != nullptr; h = h->next_all) {
+    const RemoteBatches& b = h->batches;
+    const RemoteBatch& e = b.entry[c];
+    Span* span;
+    uint32_t w;
+    uint64_t bits;
+    for (;;) {
+      // A writer is inside a short section that takes no lock; a stopped
+      // thread is never inside one.
+      const uint32_t seq = b.seq.load(std::memory_order_acquire);
+      span = e.span.load(std::memory_order_relaxed);
+      w = e.word.load(std::memory_order_relaxed);
+      bits = e.bits.load(std::memory_order_relaxed);
+      std::atomic_thread_fence(std::memory_order_acquire);
+      if ((seq & 1) == 0 && b.seq.load(std::memory_order_relaxed) == seq) break;
+    }
+    if (span == s && w < kBitmapWords) freed[w] |= bits;
+  }
+}
 
 ObjectInfo Describe(const Span* s, uint32_t i) {
   ObjectInfo o{};

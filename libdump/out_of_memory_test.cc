@@ -8,6 +8,7 @@
 
 #include <cstdio>
 
+#include "allocator_hooks.h"
 #include "heap_walk.h"
 #include "libdump/heap.h"
 

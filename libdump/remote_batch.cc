@@ -1,8 +1,7 @@
 #include "remote_batch.h"
 
-#include "allocator.h"
 #include "lock.h"
-#include "thread_cache.h"
+#include "span_remote.h"
 
 namespace libdump::internal {
 
@@ -37,33 +36,11 @@ void ReplaceBatch(RemoteBatches& b, RemoteBatch& e, Span* s, uint32_t w, uint64_
   EndChange(b);
 }
 
-void FlushRemoteBatches(ThreadHeap* h) {
+void FlushRemoteBatches(RemoteBatches& b) {
   AllocatorSection section;
-  BeginChange(h->batches);
-  for (RemoteBatch& e : h->batches.entry) Replace(e, nullptr, 0, 0);
-  EndChange(h->batches);
-}
-
-void CollectBatchedFrees(const Span* s, uint64_t (&freed)[kBitmapWords]) {
-  const int c = s->size_class;
-  for (ThreadHeap* h = AllHeaps(); h != nullptr; h = h->next_all) {
-    const RemoteBatches& b = h->batches;
-    const RemoteBatch& e = b.entry[c];
-    Span* span;
-    uint32_t w;
-    uint64_t bits;
-    for (;;) {
-      // A writer is inside a short section that takes no lock; a stopped
-      // thread is never inside one.
-      const uint32_t seq = b.seq.load(std::memory_order_acquire);
-      span = e.span.load(std::memory_order_relaxed);
-      w = e.word.load(std::memory_order_relaxed);
-      bits = e.bits.load(std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_acquire);
-      if ((seq & 1) == 0 && b.seq.load(std::memory_order_relaxed) == seq) break;
-    }
-    if (span == s && w < kBitmapWords) freed[w] |= bits;
-  }
+  BeginChange(b);
+  for (RemoteBatch& e : b.entry) Replace(e, nullptr, 0, 0);
+  EndChange(b);
 }
 
 void RemoteBatchesForkChild() {

@@ -7,7 +7,7 @@
 // atomics on a cache line the owner also uses.
 //
 // The heap walk stays exact: a batched slot is free, so the walk masks it
-// out (CollectBatchedFrees). An entry changes only inside an allocator section
+// out (CollectBatchedFrees in heap_walk.cc). An entry changes only inside an allocator section
 // (a stopped thread is never half-way) and under a sequence count (a walk
 // of a running program never reads a torn entry). Until published, a batched
 // slot stays live in its span, so the span can be neither reused nor
@@ -18,12 +18,11 @@
 #include <atomic>
 #include <cstdint>
 
+#include "fatal.h"
 #include "size_class.h"
 #include "span.h"
 
 namespace libdump::internal {
-
-struct ThreadHeap;
 
 struct RemoteBatch {
   std::atomic<Span*> span{nullptr};
@@ -59,11 +58,7 @@ inline void BatchRemoteFree(RemoteBatches& b, Span* s, uint32_t i) {
   ReplaceBatch(b, e, s, w, m);
 }
 
-// Publishes every batched free of h (thread exit).
-void FlushRemoteBatches(ThreadHeap* h);
-
-// ORs into freed[w] the slots of span s that some thread has freed but not
-// yet published. For the walk: no lock, no allocation.
-void CollectBatchedFrees(const Span* s, uint64_t (&freed)[kBitmapWords]);
+// Publishes every batched free of a thread's batches (thread exit).
+void FlushRemoteBatches(RemoteBatches& b);
 
 }  // namespace libdump::internal

@@ -2,9 +2,10 @@
 
 #include <new>
 
-#include "allocator.h"
+#include "allocator_state.h"
 #include "arena.h"
 #include "central_freelist.h"
+#include "fatal.h"
 #include "lock.h"
 #include "page_heap.h"
 #include "page_map.h"
@@ -106,7 +107,8 @@ Span* FindSpan(ThreadHeap* h, int c) {
   return NewSmallSpan(h, c);
 }
 
-// Lists a span h has just taken over where its standing puts it.
+}  // namespace
+
 void File(ThreadHeap* h, Span* s) {
   if (s->used > FullThreshold(s)) {
     PushFull(h, s);
@@ -114,6 +116,8 @@ void File(ThreadHeap* h, Span* s) {
     PushPartial(h, s);
   }
 }
+
+namespace {
 
 // Gives up a span the heap no longer wants to own.
 void Dispose(Span* s) {
@@ -276,25 +280,6 @@ void RemoteFree(ThreadHeap* h, Span* s, uint32_t i) {
   }
 }
 
-void FreeNotOwned(ThreadHeap* h, Span* s, void* ptr) {
-  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
-  const uint32_t i = s->SlotIndex(p);
-  if (i >= s->nslots || s->SlotAddress(i) != p) Fatal("free of a pointer inside an object", ptr);
-  // An exited thread's span, freed into by a thread that allocates its class
-  // too (a server's worker taking over its predecessor's work): owning it
-  // makes this free and the next ones to it local, and its free slots this
-  // thread's to reuse, instead of remote frees piling up in a span that no
-  // thread allocates from until one adopts it, not necessarily this one.
-  if (s->owner.load(std::memory_order_relaxed) == nullptr && h->cache[s->size_class].span != nullptr) {
-    AllocatorSection section;
-    if (Reclaim(h, s)) {
-      File(h, s);
-      return FreeFast(ptr);  // owned now: onto the class's stack like any local free
-    }
-  }
-  RemoteFree(h, s, i);
-}
-
 void PublishRemote(Span* s, uint32_t w, uint64_t bits) {
   const uintptr_t base = s->SlotAddress(w * 64);
   const uint32_t slot_size = s->slot_size;
@@ -345,7 +330,7 @@ ThreadHeap* AttachHeap() {
 void DetachHeap(ThreadHeap* h) {
   AllocatorSection section;
   t_detached = true;
-  FlushRemoteBatches(h);
+  FlushRemoteBatches(h->batches);
   for (int c = 1; c < kNumClasses; ++c) {
     ClassCache& cc = h->cache[c];
     // The stacked slots were counted as frees when pushed; they are dropped

@@ -12,6 +12,7 @@
 #include "config.h"
 #include "recent_frees.h"
 #include "remote_batch.h"
+#include "span_remote.h"
 #include "size_class.h"
 #include "span.h"
 
@@ -104,12 +105,6 @@ void DetachHeap(ThreadHeap* h);
 // memory. Called only when the class's stack of recent frees is empty.
 bool Refill(ThreadHeap* h, int size_class);
 
-// Folds remote frees into live bits. The caller owns the span (or holds its
-// orphan list's lock).
-// force: also when no remote free was announced (one may have been published
-// after the last announcement was consumed).
-void CollectRemote(Span* s, bool force = false);
-
 // Frees a small-span slot owned by h / owned by another heap or no heap.
 // The slot is known to be a slot start.
 void LocalFree(ThreadHeap* h, Span* s, uint32_t index);
@@ -126,8 +121,8 @@ void RemoteFree(ThreadHeap* h, Span* s, uint32_t index);
 // Frees ptr, in small span s that h (not null) does not own; h takes s over
 // if it is an orphan of a class h allocates (see FreeNotOwned).
 void FreeNotOwned(ThreadHeap* h, Span* s, void* ptr);
-// Sets `bits` (freed slots) in s->remote[w]; s is not touched afterwards.
-void PublishRemote(Span* s, uint32_t w, uint64_t bits);
+// Lists a span h has just taken over where its standing puts it.
+void File(ThreadHeap* h, Span* s);
 
 // Every heap ever created (for statistics), newest first.
 ThreadHeap* AllHeaps();

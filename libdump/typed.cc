@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "allocator.h"
+#include "fatal.h"
 #include "lock.h"
 
 namespace libdump {

@@ -8,7 +8,7 @@
 #include <tuple>
 #include <vector>
 
-#include "../libdump/heap_walk.h"
+#include "sampler_interface.h"
 
 namespace libdump::samplers {
 namespace {

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <string_view>
 
-#include "../libdump/heap_walk.h"
 #include "alloc_stack.h"
 #include "own_allocations.h"
+#include "sampler_interface.h"
 #include "symbolize.h"
 #include "unwind_table.h"
 

@@ -4,10 +4,10 @@
 
 #include <vector>
 
-#include "../libdump/heap_walk.h"
 #include "libdump/heap.h"
 #include "libdump/profiler.h"
 #include "profile_testutil.h"
+#include "sampler_interface.h"
 
 namespace libdump {
 namespace {

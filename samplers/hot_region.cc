@@ -2,7 +2,7 @@
 
 #include <sys/mman.h>
 
-#include "../libdump/map_aligned.h"
+#include "sampler_interface.h"
 
 namespace libdump::samplers {
 

@@ -10,10 +10,10 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "../libdump/heap_walk.h"
 #include "alloc_stack.h"
 #include "heap_profile.h"
 #include "heap_profiler.h"
+#include "sampler_interface.h"
 
 namespace {
 

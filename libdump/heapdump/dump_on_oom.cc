@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "allocator_hooks.h"
 #include "dump_to_path.h"
 #include "env_var.h"
 #include "heap_walk.h"

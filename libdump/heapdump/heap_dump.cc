@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "allocator_hooks.h"
 #include "heap_dump_writer.h"
 #include "heap_walk.h"
 #include "libdump/heap.h"

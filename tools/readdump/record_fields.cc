@@ -4,7 +4,7 @@
 #include <cstring>
 #include <type_traits>
 
-#include "libdump/format/record_layout.h"
+#include "libdump/format/record.h"
 
 namespace libdump::readdump {
 
@@ -66,7 +66,7 @@ std::string TypeFlagsName(uint64_t flags) {
 
 namespace {
 
-// The visitor of record_layout.h that prints: each field to the sink, named
+// The visitor of record.h that prints: each field to the sink, named
 // as in the reader's errors (less the list's prefix inside a list).
 class Printer {
  public:

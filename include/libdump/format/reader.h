@@ -7,7 +7,7 @@
 // chunks, and a payload nobody reads is skipped. zstd and gzip input is
 // detected once, from its magic bytes, and decompressed through
 // Boost.iostreams (format/input.h); the record decoder (format/reader.cc)
-// reads each kind's fields as record_layout.h lists them.
+// reads each kind's fields as record.h lists them.
 // ReaderOptions::map_file reads an uncompressed file in place instead.
 #pragma once
 
@@ -20,27 +20,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "libdump/format/compression.h"
+#include "libdump/format/format_error.h"
 #include "libdump/format/record.h"
 
 namespace libdump::format {
 
-// A malformed or unreadable dump. what() is "OFFSET: kind K: reason" (or
-// "OFFSET: header: reason"); tools prefix the file name.
-class FormatError : public std::runtime_error {
- public:
-  FormatError(uint64_t offset, std::string context, std::string reason);
-  uint64_t offset() const { return offset_; }
-  const std::string& context() const { return context_; }
-  const std::string& reason() const { return reason_; }
-
- private:
-  uint64_t offset_;
-  std::string context_;
-  std::string reason_;
-};
-
-enum class Compression { kNone, kZstd, kGzip };
-const char* CompressionName(Compression c);
 
 enum class Dialect {
   kLibdump,  // "go1.3 heap dump\n": the seed format plus libdump's extensions

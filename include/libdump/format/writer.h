@@ -68,7 +68,7 @@ class Writer {
   bool seed_only() const { return options_.seed_only; }
 
  private:
-  struct Encoder;  // writes a record's fields as record_layout.h lists them
+  struct Encoder;  // writes a record's fields as record.h lists them
   // The kind varint and the fields of a K record (dropped when seed-only and K
   // is an extension).
   template <Kind K, class R>
