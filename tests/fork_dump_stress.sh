@@ -29,7 +29,7 @@ fi
 status=0
 # The program itself kills a child that hangs (20 s) and fails; the timeout
 # here catches a parent that hangs.
-env "${env[@]}" LD_PRELOAD="$preload" timeout $((seconds + 120)) \
+env "${env[@]}" LD_PRELOAD="$preload" timeout $((4 * seconds + 120)) \
   "$program" "$seconds" "$dlopened" "$dir/dumps" > "$dir/out" 2> "$dir/err" || status=$?
 if [ "$status" != 0 ]; then
   echo "FAIL: fork_dump_program exited with $status"
