@@ -18,7 +18,8 @@ if [ ! -f $build/CMakeCache.txt ]; then
   CC=clang-14 CXX=clang++-14 cmake -S . -B $build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLIBDUMP_FUZZ=ON \
     -DLIBDUMP_SANITIZE=address,undefined -DLIBDUMP_BUILD_TESTS=OFF -DLIBDUMP_BUILD_BENCH=OFF > /dev/null
 fi
-cmake --build $build -j "$jobs" --target fuzz_targets > /dev/null
+# One build at a time: the long run starts one of these per target at once.
+flock "$build/.build.lock" cmake --build $build -j "$jobs" --target fuzz_targets > /dev/null
 declare -A path=(
   [format_reader_fuzz]=$build/format/format_reader_fuzz
   [readdump_validate_fuzz]=$build/fuzz/readdump_validate_fuzz
