@@ -12,7 +12,7 @@ forks=0 dumps=0
 for i in $(seq "$rounds"); do
   mode=plain
   [ $((i % 2)) = 0 ] && mode=profilers
-  line=$("$root/tests/fork_dump_stress.sh" "$bindir" "$bindir/tests/fork_dump_program" "$seconds" "$mode")
+  line=$("$root/tests/fork_dump_stress.sh" "$bindir" "$bindir/tests/fork_dump_program" "$seconds" "$mode" 2>&1) || { echo "$line"; exit 1; }
   echo "$line"
   case $line in PASS*) ;; *) exit 1 ;; esac
   f=$(sed -n 's/.*: \([0-9]*\) forks.*/\1/p' <<< "$line")
