@@ -11,6 +11,8 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "loader_gate.h"
+
 namespace libdump::samplers {
 
 // ---------------------------------------------------------------------------
@@ -647,16 +649,23 @@ bool UnwindTables::Stale() {
     unsigned long long* adds;
     unsigned long long* subs;
   } c{&adds, &subs};
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, size_t size, void* arg) {
-        auto* c = static_cast<Counts*>(arg);
-        if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
-          *c->adds = info->dlpi_adds;
-          *c->subs = info->dlpi_subs;
-        }
-        return 1;
-      },
-      &c);
+  // Every 100 ms from the worker: inside a LoaderSection, so that a fork never
+  // copies the loader's lock held (the callback allocates nothing). Refresh,
+  // which parses tables and allocates inside the walk, runs only at start and
+  // after a module change, and is left outside: a section may not allocate.
+  {
+    const capture::LoaderSection section;
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t size, void* arg) {
+          auto* c = static_cast<Counts*>(arg);
+          if (size >= offsetof(dl_phdr_info, dlpi_subs) + sizeof info->dlpi_subs) {
+            *c->adds = info->dlpi_adds;
+            *c->subs = info->dlpi_subs;
+          }
+          return 1;
+        },
+        &c);
+  }
   std::lock_guard<std::mutex> g(g_build_mu);
   return g_snapshot.load(std::memory_order_relaxed) == nullptr || adds != g_adds || subs != g_subs;
 }
