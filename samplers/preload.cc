@@ -68,6 +68,7 @@ bool ClaimPreloadEnvironment() {
 
 namespace {
 
+namespace env = libdump::env;
 using libdump::output::PartialFile;
 
 constexpr const char* kRootVar = "LIBDUMP_PROFILE_ROOT";
@@ -252,7 +253,7 @@ void ReportWithoutAllocator() {
                  "not have (%s)\n", oom, kUse);
   }
   if (const char* rate = getenv("LIBDUMP_MEMPROFILE_RATE")) {
-    if (env::Get("LIBDUMP_HEAPPROFILE") == nullptr) {
+    if (libdump::env::Get("LIBDUMP_HEAPPROFILE") == nullptr) {
       std::fprintf(stderr, "libdump: LIBDUMP_MEMPROFILE_RATE=%s has no effect without libdump's allocator (%s)\n",
                    rate, kUse);
     }
@@ -265,7 +266,6 @@ __attribute__((constructor)) void Init() {
   pthread_atfork(nullptr, nullptr, ForkChild);
   ReportWithoutAllocator();
   // The environment parser's spellings (512k, 1M) and its one-line refusals.
-  namespace env = libdump::env;
   if (env::Get("LIBDUMP_MEMPROFILE_RATE") != nullptr) {
     libdump::SetMemProfileRate(static_cast<int64_t>(
         env::GetSize("LIBDUMP_MEMPROFILE_RATE", static_cast<uint64_t>(libdump::MemProfileRate()), 0, INT64_MAX)));
@@ -274,7 +274,7 @@ __attribute__((constructor)) void Init() {
     libdump::SetCPUProfileRate(static_cast<int>(env::GetUint("LIBDUMP_CPUPROFILE_RATE", 100, 1, 1000000)));
   }
   libdump::samplers::flight::StartFromEnvironment();  // LIBDUMP_FLIGHT_RECORDER*
-  const char* heap = env::Get("LIBDUMP_HEAPPROFILE");
+  const char* heap = libdump::env::Get("LIBDUMP_HEAPPROFILE");
   const char* cpu = env::Get("LIBDUMP_CPUPROFILE");
   const char* block = env::Get("LIBDUMP_BLOCKPROFILE");
   const char* mutex = env::Get("LIBDUMP_MUTEXPROFILE");
