@@ -15,13 +15,11 @@ void ComputeDominators(HeapGraph& g) {
   const Index root = n;  // the super root, node n
   // Every array below is indexed by DFS number (0 = the super root) except
   // dfn, indexed by node: numbering by DFS order keeps the semidominator
-  // comparisons plain integer ones. idom holds each node's DFS parent until
-  // the last phase turns it into the immediate dominator (semi-NCA: no
-  // buckets, one array less than Lengauer-Tarjan's original).
+  // comparisons plain integer ones.
   std::vector<uint32_t> dfn(n + 1, kUnseen);
   std::vector<Index> vertex;
   vertex.reserve(n + 1);
-  std::vector<uint32_t> idom(n + 1, 0);
+  std::vector<uint32_t> parent(n + 1, 0);
 
   // Roots, deduplicated (an object may be several roots).
   std::vector<Index> roots;
@@ -46,13 +44,12 @@ void ComputeDominators(HeapGraph& g) {
       const Index w = s[k++];
       if (dfn[w] != kUnseen) continue;
       dfn[w] = static_cast<uint32_t>(vertex.size());
-      idom[dfn[w]] = dfn[v];  // the DFS parent
+      parent[dfn[w]] = dfn[v];
       vertex.push_back(w);
       stack.push_back({w, 0});
     }
   }
   const uint32_t m = static_cast<uint32_t>(vertex.size());
-  idom.resize(m);
 
   // Predecessors of reached nodes, by DFS number, as a CSR.
   std::vector<uint32_t> pred_begin(m + 1, 0);
@@ -68,9 +65,9 @@ void ComputeDominators(HeapGraph& g) {
       for (Index w : succ(vertex[i])) pred[fill[dfn[w]]++] = i;
     }
   }
-  std::vector<uint32_t>().swap(dfn);
 
-  std::vector<uint32_t> semi(m), label(m), ancestor(m, kUnseen);
+  std::vector<uint32_t> semi(m), label(m), ancestor(m, kUnseen), idom(m, 0);
+  std::vector<uint32_t> bucket_head(m, kUnseen), bucket_next(m, kUnseen);
   for (uint32_t i = 0; i < m; ++i) semi[i] = label[i] = i;
 
   // eval with path compression, iterative: climb to the forest root first,
@@ -93,25 +90,30 @@ void ComputeDominators(HeapGraph& g) {
     return label[v];
   };
 
-  // Semidominators, in reverse DFS order.
   for (uint32_t w = m - 1; w > 0; --w) {
     for (uint32_t e = pred_begin[w]; e < pred_begin[w + 1]; ++e) {
       const uint32_t u = eval(pred[e]);
       if (semi[u] < semi[w]) semi[w] = semi[u];
     }
-    ancestor[w] = idom[w];  // link to the DFS parent
+    bucket_next[w] = bucket_head[semi[w]];
+    bucket_head[semi[w]] = w;
+    const uint32_t p = parent[w];
+    ancestor[w] = p;
+    for (uint32_t v = bucket_head[p]; v != kUnseen; v = bucket_next[v]) {
+      const uint32_t u = eval(v);
+      idom[v] = semi[u] < semi[v] ? u : p;
+    }
+    bucket_head[p] = kUnseen;
+  }
+  for (uint32_t w = 1; w < m; ++w) {
+    if (idom[w] != semi[w]) idom[w] = idom[idom[w]];
   }
   std::vector<uint32_t>().swap(pred);
   std::vector<uint32_t>().swap(pred_begin);
+  std::vector<uint32_t>().swap(bucket_head);
+  std::vector<uint32_t>().swap(bucket_next);
   std::vector<uint32_t>().swap(ancestor);
   std::vector<uint32_t>().swap(label);
-  // The immediate dominator is the nearest common ancestor, in the dominator
-  // tree built so far (DFS order), of the parent and the semidominator.
-  for (uint32_t w = 1; w < m; ++w) {
-    uint32_t d = idom[w];
-    while (d > semi[w]) d = idom[d];
-    idom[w] = d;
-  }
   std::vector<uint32_t>().swap(semi);
 
   g.idom.assign(n, kNone);

@@ -1,6 +1,5 @@
-// Dominators and retained sizes (Lengauer-Tarjan's semidominators with the
-// semi-NCA finish, iterative: a heap graph's chains are millions deep, too
-// deep for recursion).
+// Dominators and retained sizes (Lengauer-Tarjan, iterative: a heap graph's
+// chains are millions deep, too deep for recursion).
 #pragma once
 
 #include "heap_graph.h"

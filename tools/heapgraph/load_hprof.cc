@@ -130,7 +130,9 @@ class Pass1 final : public format::hprof::HprofVisitor {
     }
     k.statics.clear();
     for (const auto& s : c.statics) k.statics.push_back({std::to_string(s.name), s.type, s.value});
-    k.object = b_.AddObject(c.id, ClassClass(), 0, at);
+    // ClassClass() may add a class: index again rather than keep `k`.
+    const uint32_t class_class = ClassClass();
+    g_.classes[ci].object = b_.AddObject(c.id, class_class, 0, at);
   }
   void Instance(uint64_t at, uint64_t id, uint32_t trace, uint64_t cls, std::span<const uint8_t> f) override {
     const uint32_t ci = ClassFor(cls);
