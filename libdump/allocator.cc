@@ -86,7 +86,7 @@ void ForkChild() {
   g_page_heap.mutex().ResetAfterFork();
   CentralForkChild();
   HeapsForkChild();
-  RemoteBatchesForkChild();
+  for (ThreadHeap* h = AllHeaps(); h != nullptr; h = h->next_all) RemoteBatchesForkChild(h->batches);
   --t_allocator_depth;
 }
 

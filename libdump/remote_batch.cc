@@ -43,23 +43,20 @@ void FlushRemoteBatches(RemoteBatches& b) {
   EndChange(b);
 }
 
-void RemoteBatchesForkChild() {
+void RemoteBatchesForkChild(RemoteBatches& b) {
   // A thread of the parent that was inside ReplaceBatch at the fork left its
   // sequence count odd for good: the child's dumps would wait on it forever.
   // Its entries may be half-replaced, so they are dropped: the frees they
   // held stay undone (at most a word of slots per class, in a heap whose
   // thread is not in the child) rather than being applied to a wrong span.
-  for (ThreadHeap* h = AllHeaps(); h != nullptr; h = h->next_all) {
-    RemoteBatches& b = h->batches;
-    const uint32_t seq = b.seq.load(std::memory_order_relaxed);
-    if ((seq & 1) == 0) continue;
-    for (RemoteBatch& e : b.entry) {
-      e.span.store(nullptr, std::memory_order_relaxed);
-      e.word.store(0, std::memory_order_relaxed);
-      e.bits.store(0, std::memory_order_relaxed);
-    }
-    b.seq.store(seq + 1, std::memory_order_release);
+  const uint32_t seq = b.seq.load(std::memory_order_relaxed);
+  if ((seq & 1) == 0) return;
+  for (RemoteBatch& e : b.entry) {
+    e.span.store(nullptr, std::memory_order_relaxed);
+    e.word.store(0, std::memory_order_relaxed);
+    e.bits.store(0, std::memory_order_relaxed);
   }
+  b.seq.store(seq + 1, std::memory_order_release);
 }
 
 }  // namespace libdump::internal

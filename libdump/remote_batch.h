@@ -35,9 +35,9 @@ struct RemoteBatches {
   std::atomic<uint32_t> seq{0};  // odd while an entry changes
 };
 
-// In a forked child (the allocator's fork handler): makes every heap's
-// batches readable again.
-void RemoteBatchesForkChild();
+// In a forked child (the allocator's fork handler, for every heap): makes
+// the heap's batches readable again.
+void RemoteBatchesForkChild(RemoteBatches& b);
 
 // Publishes entry e and makes it hold slots `bits` of word w of span s.
 void ReplaceBatch(RemoteBatches& b, RemoteBatch& e, Span* s, uint32_t w, uint64_t bits);
