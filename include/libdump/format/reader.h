@@ -44,6 +44,7 @@ const char* CompressionName(Compression c);
 
 enum class Dialect {
   kLibdump,  // "go1.3 heap dump\n": the seed format plus libdump's extensions
+  kGo17,     // "go1.7 heap dump\n": Go 1.7 and every later Go runtime (docs/GODUMP.md)
 };
 const char* DialectName(Dialect d);
 
