@@ -34,6 +34,21 @@ constexpr uint64_t kGoFieldEol = 0;
 
 }  // namespace
 
+bool LooksLikeGo13Params(std::span<const uint8_t> bytes) {
+  size_t at = 0;
+  uint64_t v[7];
+  for (uint64_t& x : v) {
+    const UvarintResult r = GetUvarint(bytes.data() + at, bytes.size() - at);
+    if (r.status != UvarintStatus::kOk) return false;
+    x = r.value;
+    at += r.len;
+  }
+  const uint64_t kind = v[0], endian = v[1], ptr_size = v[2], heap_start = v[4], heap_end = v[5],
+                 arch = v[6];
+  return kind == kGoParams && endian <= 1 && (ptr_size == 4 || ptr_size == 8) &&
+         heap_start <= heap_end && (arch == '5' || arch == '6' || arch == '8');
+}
+
 GoDecoder::GoDecoder(Input& in, uint64_t max_string) : in_(in), max_string_(max_string) {}
 
 void GoDecoder::Fail(uint64_t offset, const std::string& reason) const {

@@ -30,6 +30,15 @@ const char* GoTagName(uint64_t tag);
 // from here up, emitted before its first object.
 inline constexpr uint64_t kGoSyntheticTypeBase = 0xfff0000000000000u;
 
+// Whether the bytes after a "go1.3 heap dump\n" header open with the params
+// record of the released Go 1.3 runtime (kind 6; bigendian 0|1, ptrsize 4|8,
+// hchansize, heap start <= end, and the architecture's letter '5', '6' or
+// '8') rather than a libdump record. Kind 6 is an otherroot in libdump, and
+// one may come first, so the kind alone does not decide: a libdump stream
+// matches only if an otherroot with an empty or one-byte description is
+// followed by fields equal to all of the above.
+bool LooksLikeGo13Params(std::span<const uint8_t> bytes);
+
 class GoDecoder {
  public:
   // `in` is positioned after the header.

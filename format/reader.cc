@@ -325,7 +325,7 @@ void Reader::Impl::DecodeObjectSlow(ObjectRecord& o) {
 }
 
 void Reader::Impl::ReadHeader() {
-  Fill(kHeader.size() + 1);
+  Fill(kHeader.size() + 7 * kMaxUvarintLen);
   const size_t n = std::min(Available(), kHeader.size());
   const std::string_view got_view(reinterpret_cast<const char*>(in_.pos), n);
   if (got_view == "go1.7 heap dump\n") {
@@ -343,9 +343,8 @@ void Reader::Impl::ReadHeader() {
   }
   // The released Go 1.3 runtime wrote the same header as the 2013 draft that
   // is libdump's format, with other record numbers: its first record is
-  // params, kind 6, where a libdump dump starts with params, kind 10 (kind 6
-  // is an otherroot there, never first).
-  if (Available() > kHeader.size() && in_.pos[kHeader.size()] == kGoParams) {
+  // params, kind 6, where libdump writes params as kind 10.
+  if (LooksLikeGo13Params({in_.pos + kHeader.size(), Available() - kHeader.size()})) {
     throw FormatError(kHeader.size(), "header",
                       "unsupported dialect: a Go 1.3 runtime's dump (first record kind 6, params)");
   }
