@@ -49,7 +49,8 @@ bool LooksLikeGo13Params(std::span<const uint8_t> bytes) {
          heap_start <= heap_end && (arch == '5' || arch == '6' || arch == '8');
 }
 
-GoDecoder::GoDecoder(Input& in, uint64_t max_string) : in_(in), max_string_(max_string) {}
+GoDecoder::GoDecoder(Input& in, Dialect dialect, uint64_t max_string)
+    : in_(in), dialect_(dialect), max_string_(max_string) {}
 
 void GoDecoder::Fail(uint64_t offset, const std::string& reason) const {
   throw FormatError(offset, "go kind " + std::to_string(tag_) + " (" + GoTagName(tag_) + ")", reason);
@@ -330,10 +331,12 @@ void GoDecoder::DecodeOne() {
       rec_.kind = Kind::kItab;
       rec_.itab.addr = U("addr");
       const uint64_t type = U("type");
-      // The model's itab says whether an interface's data word is a pointer;
-      // Go names the type, whose record precedes the itab.
+      // The model's itab says whether an interface's data word is a pointer.
+      // Up to go1.6 the type is that of the data word, always a pointer
+      // type; from go1.7 it is the stored type, whose record precedes the
+      // itab and says whether the data word points to it.
       const auto it = type_is_ptr_.find(type);
-      rec_.itab.ptr = it == type_is_ptr_.end() || it->second ? 1 : 0;
+      rec_.itab.ptr = dialect_ != Dialect::kGo17 || it == type_is_ptr_.end() || it->second ? 1 : 0;
       ready_ = true;
       return;
     }

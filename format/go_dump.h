@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "input.h"
+#include "libdump/format/reader.h"
 #include "libdump/format/record.h"
 
 namespace libdump::format {
@@ -42,7 +43,8 @@ bool LooksLikeGo13Params(std::span<const uint8_t> bytes);
 class GoDecoder {
  public:
   // `in` is positioned after the header.
-  GoDecoder(Input& in, uint64_t max_string);
+  GoDecoder(Input& in, Dialect dialect, uint64_t max_string);
+  Dialect dialect() const { return dialect_; }
 
   // One record of the model; a Go record may give several (a frame and its
   // stack roots, an object and its synthetic type) or none (records the model
@@ -76,6 +78,7 @@ class GoDecoder {
   uint64_t Word(const std::vector<uint8_t>& bytes, uint64_t offset) const;
 
   Input& in_;
+  Dialect dialect_;
   uint64_t max_string_;
   uint64_t tag_ = 0;  // of the Go record being decoded, for errors
   bool done_ = false;

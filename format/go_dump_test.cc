@@ -169,6 +169,28 @@ TEST(GoDump, UnknownKindsAndBadFields) {
   EXPECT_NE(ParseError(head).find("no eof record"), std::string::npos);
 }
 
+TEST(GoDump, Go15AndGo16ReadAsGo17ButTheirItabsNameThePointerType) {
+  // type 0x500 is stored directly in an interface (efaceptr 0).
+  const std::string body = Params() + V(3) + V(0x500) + V(8) + S("main.small") + V(0) + V(8) + V(0x600) +
+                           V(0x500) + V(0);
+  const std::pair<std::string, Dialect> cases[] = {
+      {"go1.5 heap dump\n", Dialect::kGo15}, {"go1.6 heap dump\n", Dialect::kGo16}, {kGoHeader, Dialect::kGo17}};
+  for (const auto& [header, dialect] : cases) {
+    SCOPED_TRACE(header);
+    std::istringstream in(header + body);
+    EXPECT_EQ(Reader(in).dialect(), dialect);
+    const std::vector<Record> rs = ReadAll(header + body);
+    ASSERT_EQ(rs.size(), 4u);
+    EXPECT_EQ(rs[2].itab, (ItabRecord{0x600, dialect == Dialect::kGo17 ? 0u : 1u}));
+  }
+  // The whole sample reads the same under every header.
+  const std::vector<Record> go17 = ReadAll(SampleDump());
+  const std::vector<Record> go15 = ReadAll("go1.5 heap dump\n" + SampleDump().substr(kGoHeader.size()));
+  ASSERT_EQ(go15.size(), go17.size());
+  for (size_t i = 0; i < go15.size(); ++i) EXPECT_EQ(go15[i].kind, go17[i].kind) << i;
+  EXPECT_NE(ParseError("go1.4 heap dump\n" + body).find("unsupported dialect"), std::string::npos);
+}
+
 TEST(GoDump, Go13RuntimeDumpIsToldFromLibdumpByItsParams) {
   // Go 1.3's params: kind 6, little-endian, 8-byte words, hchansize 88, the
   // arena, '6' (amd64), GOEXPERIMENT, ncpu.

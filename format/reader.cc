@@ -28,6 +28,8 @@ FormatError::FormatError(uint64_t offset, std::string context, std::string reaso
 const char* DialectName(Dialect d) {
   switch (d) {
     case Dialect::kLibdump: return "go1.3 heap dump (libdump)";
+    case Dialect::kGo15: return "go1.5 heap dump (Go runtime)";
+    case Dialect::kGo16: return "go1.6 heap dump (Go runtime)";
     case Dialect::kGo17: return "go1.7 heap dump (Go runtime)";
   }
   return "?";
@@ -63,7 +65,7 @@ class Reader::Impl {
   }
 
   Compression compression() const { return in_.compression(); }
-  Dialect dialect() const { return go_ ? Dialect::kGo17 : Dialect::kLibdump; }
+  Dialect dialect() const { return go_ ? go_->dialect() : Dialect::kLibdump; }
   uint64_t Offset() const { return in_.Offset(); }
 
   bool Next(Record& r);
@@ -328,10 +330,14 @@ void Reader::Impl::ReadHeader() {
   Fill(kHeader.size() + 7 * kMaxUvarintLen);
   const size_t n = std::min(Available(), kHeader.size());
   const std::string_view got_view(reinterpret_cast<const char*>(in_.pos), n);
-  if (got_view == "go1.7 heap dump\n") {
-    in_.pos += n;
-    go_ = std::make_unique<GoDecoder>(in_, max_string_);
-    return;
+  for (const auto& [header, dialect] : {std::pair{"go1.7 heap dump\n", Dialect::kGo17},
+                                        std::pair{"go1.6 heap dump\n", Dialect::kGo16},
+                                        std::pair{"go1.5 heap dump\n", Dialect::kGo15}}) {
+    if (got_view == header) {
+      in_.pos += n;
+      go_ = std::make_unique<GoDecoder>(in_, dialect, max_string_);
+      return;
+    }
   }
   if (n < kHeader.size() || std::memcmp(in_.pos, kHeader.data(), n) != 0) {
     std::string got = Printable(in_.pos, n);
