@@ -6,6 +6,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -141,6 +143,24 @@ TEST(GoDump, TruncatedAtEveryByteFailsCleanly) {
     EXPECT_LE(off, n) << n << ": " << err;
   }
   EXPECT_EQ(ParseError(d), "");
+}
+
+// The real Go 1.19 dump of testdata/ (docs/GODUMP.md): every record decodes,
+// and cut anywhere (every 1733rd byte: each cut re-reads the prefix) it fails
+// with one FormatError at or before the cut.
+TEST(GoDump, RealDumpReadsAndEveryCutFailsCleanly) {
+  std::ifstream f(std::string(GO_DUMP_TESTDATA) + "/go-1.19.heapdump", std::ios::binary);
+  ASSERT_TRUE(f) << GO_DUMP_TESTDATA;
+  const std::string d((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(d.size(), 346389u);
+  const std::vector<Record> rs = ReadAll(d);
+  EXPECT_EQ(rs.size(), 1598u);  // testdata/go-1.19.heapdump.summary.expected
+  for (size_t n = 0; n < d.size(); n += 1733) {
+    uint64_t off = ~uint64_t{0};
+    const std::string err = ParseError(d.substr(0, n), &off);
+    ASSERT_FALSE(err.empty()) << n;
+    EXPECT_LE(off, n) << n << ": " << err;
+  }
 }
 
 TEST(GoDump, HugeLengthsAllocateNothing) {
