@@ -14,6 +14,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "go_dump.h"
 #include "input.h"
 #include "libdump/format/uvarint.h"
 
@@ -22,6 +23,9 @@ namespace libdump::format {
 const char* DialectName(Dialect d) {
   switch (d) {
     case Dialect::kLibdump: return "go1.3 heap dump (libdump)";
+    case Dialect::kGo15: return "go1.5 heap dump (Go runtime)";
+    case Dialect::kGo16: return "go1.6 heap dump (Go runtime)";
+    case Dialect::kGo17: return "go1.7 heap dump (Go runtime)";
   }
   return "?";
 }
@@ -57,7 +61,7 @@ class Reader::Impl {
   }
 
   Compression compression() const { return in_.compression(); }
-  Dialect dialect() const { return Dialect::kLibdump; }
+  Dialect dialect() const { return go_ ? go_->dialect() : Dialect::kLibdump; }
   uint64_t Offset() const { return in_.Offset(); }
 
   bool Next(Record& r);
@@ -249,6 +253,7 @@ class Reader::Impl {
   bool payload_taken_ = true;
   bool done_ = false;
   std::vector<uint8_t> scratch_;  // Payload() of an object that straddles the buffer
+  std::unique_ptr<GoDecoder> go_;  // a Go runtime's dump: records come from here
 };
 
 // The visitor of record.h that decodes: each field as its layout says.
@@ -320,16 +325,32 @@ void Reader::Impl::DecodeObjectSlow(ObjectRecord& o) {
 }
 
 void Reader::Impl::ReadHeader() {
-  Fill(kHeader.size());
+  Fill(kHeader.size() + 7 * kMaxUvarintLen);
   const size_t n = std::min(Available(), kHeader.size());
+  const std::string_view got_view(reinterpret_cast<const char*>(in_.pos), n);
+  for (const auto& [header, dialect] : {std::pair{"go1.7 heap dump\n", Dialect::kGo17},
+                                        std::pair{"go1.6 heap dump\n", Dialect::kGo16},
+                                        std::pair{"go1.5 heap dump\n", Dialect::kGo15}}) {
+    if (got_view == header) {
+      in_.pos += n;
+      go_ = std::make_unique<GoDecoder>(in_, dialect, max_string_);
+      return;
+    }
+  }
   if (n < kHeader.size() || std::memcmp(in_.pos, kHeader.data(), n) != 0) {
     std::string got = Printable(in_.pos, n);
-    if (std::string_view(reinterpret_cast<const char*>(in_.pos), std::min<size_t>(n, 4)) == "go1." &&
-        n == kHeader.size()) {
+    if (got_view.substr(0, std::min<size_t>(n, 4)) == "go1." && n == kHeader.size()) {
       throw FormatError(0, "header", "unsupported dialect \"" + got + "\"");
     }
     throw FormatError(0, "header", "expected \"go1.3 heap dump\\n\", got \"" + got + "\"" +
                                        (n < kHeader.size() ? " (end of input)" : ""));
+  }
+  // The released Go 1.3 runtime wrote the same header as the 2013 draft that
+  // is libdump's format, with other record numbers: its first record is
+  // params, kind 6, where libdump writes params as kind 10.
+  if (LooksLikeGo13Params({in_.pos + kHeader.size(), Available() - kHeader.size()})) {
+    throw FormatError(kHeader.size(), "header",
+                      "unsupported dialect: a Go 1.3 runtime's dump (first record kind 6, params)");
   }
   in_.pos += kHeader.size();
 }
@@ -367,11 +388,24 @@ std::span<const uint8_t> Reader::Impl::NextPayloadChunk() {
 void Reader::Impl::ReadPayload(const std::function<void(std::span<const uint8_t>)>& chunk) {
   if (payload_taken_) throw std::logic_error("ReadPayload: no object payload pending");
   payload_taken_ = true;
+  if (go_) {
+    if (!go_->payload().empty()) chunk(go_->payload());
+    return;
+  }
   while (payload_left_ > 0) chunk(NextPayloadChunk());
 }
 
 std::span<const uint8_t> Reader::Impl::Payload(size_t max) {
   if (payload_taken_) throw std::logic_error("Payload: no object payload pending");
+  if (go_) {  // buffered whole by the decoder: Go writes an object's fields after its bytes
+    if (go_->payload().size() > max) {
+      Fail(payload_offset_, "data: payload of " + std::to_string(go_->payload().size()) +
+                                " bytes is larger than the " + std::to_string(max) +
+                                " bytes a caller accepts in one piece");
+    }
+    payload_taken_ = true;
+    return go_->payload();
+  }
   if (payload_left_ > max) {
     Fail(payload_offset_, "data: payload of " + std::to_string(payload_left_) +
                               " bytes is larger than the " + std::to_string(max) +
@@ -396,6 +430,7 @@ std::span<const uint8_t> Reader::Impl::Payload(size_t max) {
 }
 
 void Reader::Impl::Range(uint64_t start, uint64_t end) {
+  if (go_) throw std::logic_error("Reader::Range: not available on Go dumps");
   SkipPayload();
   payload_taken_ = true;
   if (start < Offset() || (end != 0 && end < start)) throw std::logic_error("Reader::Range: range behind the reader");
@@ -408,6 +443,15 @@ void Reader::Impl::Range(uint64_t start, uint64_t end) {
 }
 
 bool Reader::Impl::Next(Record& r) {
+  if (go_) {
+    payload_taken_ = true;
+    if (!go_->Next(r)) return false;
+    if (r.kind == Kind::kObject) {
+      payload_taken_ = false;
+      payload_offset_ = r.offset;
+    }
+    return true;
+  }
   SkipPayload();
   payload_taken_ = true;
   if (done_ || (in_.stop() != 0 && Offset() >= in_.stop())) return false;

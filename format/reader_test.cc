@@ -82,7 +82,7 @@ TEST(ReaderErrors, BadHeader) {
   EXPECT_NE(ParseError("", &off).find("header: expected"), std::string::npos);
   EXPECT_EQ(off, 0u);
   EXPECT_NE(ParseError("go1.3 heap dumq\n" + V(3)).find("header"), std::string::npos);
-  EXPECT_NE(ParseError("go1.7 heap dump\n" + V(3)).find("unsupported dialect"), std::string::npos);
+  EXPECT_NE(ParseError("go1.9 heap dump\n" + V(3)).find("unsupported dialect"), std::string::npos);
   EXPECT_NE(ParseError("\x7f" "ELF").find("\\x7fELF"), std::string::npos);
 }
 

@@ -205,7 +205,7 @@ TEST(ReaddumpCli, TruncatedAtEveryByte) {
 TEST(ReaddumpCli, BadHeader) {
   ExpectError("empty", "", 0, "header: expected");
   ExpectError("typo", "Go1.3 heap dump\n" + V(3), 0, "header: expected");
-  ExpectError("dialect", "go1.7 heap dump\n" + V(3), 0, "header: unsupported dialect");
+  ExpectError("dialect", "go1.9 heap dump\n" + V(3), 0, "header: unsupported dialect");
   ExpectError("elf", "\x7f" "ELF" + std::string(20, '\0'), 0, "header: expected \"go1.3 heap dump\\n\"");
 }
 

@@ -62,6 +62,9 @@ class Converter {
       catalog_.Scan(d.reader(), [&](uint64_t off) { Progress(1, off); });
       stats_.dump_bytes = d.reader().offset();
       compressed_ = d.reader().compression() != format::Compression::kNone;
+      // A Go runtime's dump maps one Go record onto several of the model's,
+      // so its records cannot be split into ranges: converted serially.
+      serial_only_ = compressed_ || d.reader().dialect() != format::Dialect::kLibdump;
     }
     const format::ParamsRecord& p = catalog_.params();
     plan_.catalog = &catalog_;
@@ -266,7 +269,7 @@ class Converter {
   // cannot be entered in the middle, and one with objects sharing an address
   // fails at the second of them, which only a pass in order finds.
   unsigned Workers() const {
-    if (compressed_ || !catalog_.duplicates().empty()) return 0;
+    if (serial_only_ || !catalog_.duplicates().empty()) return 0;
     if (o_.threads != 0) return o_.threads > 1 ? o_.threads : 0;
     // One core goes to writing the file (the main thread, or the writer
     // thread of ThreadedFdOutput behind one converting thread): on 2 cores
@@ -355,6 +358,7 @@ class Converter {
   ConvertStats stats_;
   DumpCatalog catalog_;
   bool compressed_ = false;
+  bool serial_only_ = false;
   HeapPlan plan_;
   std::optional<hp::Writer> writer_;
   std::optional<hp::IdAllocator> ids_;

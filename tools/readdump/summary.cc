@@ -42,8 +42,12 @@ uint64_t Roots(const Summary& s) {
 
 void PrintSummary(std::ostream& out, const std::string& file, const Summary& s) {
   out << "file: " << file << '\n';
-  out << "format: " << format::DialectName(s.dialect) << ", "
-      << (s.has_extensions() ? "with libdump extensions" : "seed records only") << '\n';
+  out << "format: " << format::DialectName(s.dialect);
+  // Go runtimes' dumps map onto the model's kinds; extensions are libdump's.
+  if (s.dialect == format::Dialect::kLibdump) {
+    out << ", " << (s.has_extensions() ? "with libdump extensions" : "seed records only");
+  }
+  out << '\n';
   out << "compression: " << format::CompressionName(s.compression) << '\n';
   out << "stream: " << s.stream_bytes << " bytes\n";
   if (s.params) {
