@@ -5,7 +5,7 @@
 
 # libdump::<name> for every exported target, archives named libdump_<name>.a
 # (not liblibdump_<name>.a).
-foreach(name format hprof pprof heap heapdump capture output env samplers)
+foreach(name format hprof hprof_reader pprof heap heapdump capture output env samplers pthread_interpose debug_server)
   if(TARGET libdump_${name})
     set_target_properties(libdump_${name} PROPERTIES OUTPUT_NAME dump_${name} EXPORT_NAME ${name})
   endif()
@@ -26,7 +26,7 @@ endif()
 # The headers' language: the format, hprof, pprof and profiler headers use
 # C++20 (<bit>, <span>, designated initialisers); the runtime's compile as
 # C++17, and libdump/libdump.h as C.
-foreach(t libdump_format libdump_hprof libdump_pprof libdump_samplers libdump_prof_preload)
+foreach(t libdump_format libdump_hprof libdump_hprof_reader libdump_pprof libdump_samplers libdump_debug_server libdump_prof_preload)
   if(TARGET ${t})
     target_compile_features(${t} INTERFACE cxx_std_20)
   endif()

@@ -325,7 +325,9 @@ void Reader::Impl::DecodeObjectSlow(ObjectRecord& o) {
 }
 
 void Reader::Impl::ReadHeader() {
-  Fill(kHeader.size() + 7 * kMaxUvarintLen);
+  // Enough for the header and a Go 1.3 params record, within what the
+  // buffer holds (Fill's bound: more would read as the end of input).
+  Fill(std::min(kHeader.size() + 7 * kMaxUvarintLen, in_.Capacity()));
   const size_t n = std::min(Available(), kHeader.size());
   const std::string_view got_view(reinterpret_cast<const char*>(in_.pos), n);
   for (const auto& [header, dialect] : {std::pair{"go1.7 heap dump\n", Dialect::kGo17},
