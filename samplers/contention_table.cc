@@ -41,23 +41,10 @@ ContentionTable::ContentionTable() {
 // Tables die only in tests: the arena's chunks are left mapped.
 ContentionTable::~ContentionTable() { munmap(heads_, kHeads * sizeof(Bucket*)); }
 
-void ContentionTable::Lock() {
-  while (lock_.exchange(true, std::memory_order_acquire)) {
-    while (lock_.load(std::memory_order_relaxed)) sched_yield();
-  }
-}
+void ContentionTable::Lock() { lock_.Lock(); }
 
 void* ContentionTable::Alloc(size_t n) {
-  n = (n + 15) & ~size_t{15};
-  if (n > arena_left_) {
-    const size_t chunk = n > (1 << 16) ? n : (1 << 16);
-    arena_ = static_cast<char*>(MapOrDie(chunk));
-    arena_left_ = chunk;
-  }
-  void* p = arena_;
-  arena_ += n;
-  arena_left_ -= n;
-  return p;
+  return arena_.Alloc(n, 16, size_t{1} << 16, [](size_t c) { return MapOrDie(c); });
 }
 
 ContentionTable::Bucket* ContentionTable::FindLocked(uint64_t hash, const uintptr_t* pcs, size_t depth) const {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "stack_walk.h"
+#include "table_memory.h"
 
 namespace libdump::samplers {
 
@@ -43,19 +44,18 @@ class ContentionTable {
   // After fork() only the forking thread runs: a lock taken in the prepare
   // handler is simply freed.
   void Lock();
-  void Unlock() { lock_.store(false, std::memory_order_release); }
+  void Unlock() { lock_.Unlock(); }
 
  private:
   static constexpr size_t kHeads = 1 << 12;
   Bucket* FindLocked(uint64_t hash, const uintptr_t* pcs, size_t depth) const;
   void* Alloc(size_t n);
 
-  std::atomic<bool> lock_{false};
+  TableLock lock_;
   Bucket** heads_;
   Bucket* all_ = nullptr;
   size_t nbuckets_ = 0;
-  char* arena_ = nullptr;
-  size_t arena_left_ = 0;
+  TableArena arena_;
 };
 
 }  // namespace libdump::samplers

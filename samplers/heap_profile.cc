@@ -125,24 +125,11 @@ HeapProfileTable::LiveArray* HeapProfileTable::NewLiveArray(size_t cap) {
 
 void HeapProfileTable::FreeLiveArray(LiveArray* a) { Unmap(a, sizeof(LiveArray) + a->cap * sizeof(LiveSlot)); }
 
-void HeapProfileTable::Lock() {
-  while (lock_.exchange(true, std::memory_order_acquire)) {
-    while (lock_.load(std::memory_order_relaxed)) sched_yield();
-  }
-}
+void HeapProfileTable::Lock() { lock_.Lock(); }
 
 void* HeapProfileTable::Alloc(size_t n) {
   // Whole lines: a bucket read at a sample then spans two lines, never three.
-  n = (n + 63) & ~size_t{63};
-  if (n > arena_left_) {
-    const size_t chunk = n > (1 << 20) ? n : (1 << 20);
-    arena_ = static_cast<char*>(Map(chunk));
-    arena_left_ = chunk;
-  }
-  void* p = arena_;
-  arena_ += n;
-  arena_left_ -= n;
-  return p;
+  return arena_.Alloc(n, 64, size_t{1} << 20, [](size_t c) { return Map(c); });
 }
 
 // Inlined: a call would push another frame onto stack lines the program

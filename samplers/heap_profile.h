@@ -25,6 +25,7 @@
 
 #include "hot_region.h"
 #include "stack_walk.h"
+#include "table_memory.h"
 
 namespace libdump::samplers {
 
@@ -122,12 +123,12 @@ class alignas(64) HeapProfileTable {
   void LiveGrow();
   friend HeapProfileTable& GlobalHeapTable();  // its fork handlers take the lock
   void Lock();
-  void Unlock() { lock_.store(false, std::memory_order_release); }
+  void Unlock() { lock_.Unlock(); }
 
   // What a sample's record and a sampled free read and write, in the first
   // cache line (the table is page-aligned): between two samples the program
   // has usually evicted all of it, so each line is a miss per sample.
-  std::atomic<bool> lock_{false};
+  TableLock lock_;
   static constexpr size_t kBucketHeads = 1 << 14;
   std::atomic<Bucket*>* heads_;  // chains, published with release stores
   std::atomic<LiveArray*> live_{nullptr};
@@ -137,8 +138,7 @@ class alignas(64) HeapProfileTable {
   size_t live_count_ = 0;
   Bucket* all_ = nullptr;
   size_t nbuckets_ = 0;
-  char* arena_ = nullptr;
-  size_t arena_left_ = 0;
+  TableArena arena_;
   LiveArray* retired_ = nullptr;  // replaced arrays a reader may still be in
   LiveArray* spare_ = nullptr;    // a replaced array no reader is in, for reuse
   std::atomic<int> readers_{0};   // ForEachLive calls in progress
