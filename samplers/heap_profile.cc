@@ -129,7 +129,7 @@ void HeapProfileTable::Lock() { lock_.Lock(); }
 
 void* HeapProfileTable::Alloc(size_t n) {
   // Whole lines: a bucket read at a sample then spans two lines, never three.
-  return arena_.Alloc(n, 64, size_t{1} << 20, [](size_t c) { return Map(c); });
+  return arena_.Alloc(n, 64, size_t{1} << 20, [this](size_t c) { return Map(c); });
 }
 
 // Inlined: a call would push another frame onto stack lines the program
