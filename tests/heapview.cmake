@@ -8,7 +8,7 @@ if(TARGET heapview AND TARGET dumptohprof)
   set(_hv ${CMAKE_CURRENT_BINARY_DIR}/heapview)
   add_test(NAME heapview_make_dump COMMAND sh -c
     "mkdir -p ${_hv} && $<TARGET_FILE:make_heapview_dump> ${_hv}/graph.dump && \
-     $<TARGET_FILE:dumptohprof> -q ${_hv}/graph.dump ${_hv}/graph.hprof")
+     $<TARGET_FILE:dumptohprof> -q --force ${_hv}/graph.dump ${_hv}/graph.hprof")
   set_tests_properties(heapview_make_dump PROPERTIES FIXTURES_SETUP heapview_dump LABELS integration)
 
   add_test(NAME heapview_cli COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/heapview/cli_test.sh $<TARGET_FILE:heapview>
