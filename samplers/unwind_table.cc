@@ -581,12 +581,14 @@ unsigned StripeIndex() {
 
 namespace unwind_detail {
 CacheEntry g_cache[kCacheEntries];
+std::atomic<uintptr_t> g_standard[kCacheEntries];
 }  // namespace unwind_detail
 
 namespace {
 using unwind_detail::CacheEntry;
 using unwind_detail::CacheSlot;
 using unwind_detail::g_cache;
+using unwind_detail::g_standard;
 uint64_t Pack(const UnwindLookup& l) { return unwind_detail::PackRule(l.rule, l.module_known); }
 UnwindLookup Unpack(uint64_t v) {
   UnwindLookup l;
@@ -636,6 +638,7 @@ bool UnwindTables::Refresh() {
     e.rule.store(0, std::memory_order_relaxed);
     e.keyed.store(0, std::memory_order_relaxed);
   }
+  for (std::atomic<uintptr_t>& e : g_standard) e.store(0, std::memory_order_relaxed);
   if (old != nullptr) {
     if (g_retired == nullptr) g_retired = new std::vector<const Snapshot*>;
     g_retired->push_back(old);
@@ -726,14 +729,19 @@ UnwindLookup UnwindTables::Lookup(uintptr_t pc) {
 }
 
 UnwindLookup UnwindTables::CachedLookup(uintptr_t pc, Reader& pin) {
-  CacheEntry& e = g_cache[CacheSlot(pc)];
+  static constexpr UnwindRule kStandard{UnwindRule::kFp, 2, 16};
+  const size_t slot = CacheSlot(pc);
+  if (g_standard[slot].load(std::memory_order_relaxed) == pc) return {kStandard, true};
+  CacheEntry& e = g_cache[slot];
   const uint64_t rule = e.rule.load(std::memory_order_relaxed);
   if (rule != 0 && (e.keyed.load(std::memory_order_relaxed) ^ rule) == pc) return Unpack(rule);
   pin.Pin();
   const UnwindLookup l = Lookup(pc);
   // An unknown module is not cached: a Refresh may add it (and clears the
   // cache anyway).
-  if (l.module_known) {
+  if (l.rule.StandardFrame()) {
+    g_standard[slot].store(pc, std::memory_order_relaxed);
+  } else if (l.module_known) {
     const uint64_t v = Pack(l);
     e.rule.store(v, std::memory_order_relaxed);
     e.keyed.store(pc ^ v, std::memory_order_relaxed);

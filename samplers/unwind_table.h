@@ -65,6 +65,10 @@ struct CacheEntry {
 };
 inline constexpr size_t kCacheEntries = 4096;
 extern CacheEntry g_cache[kCacheEntries];
+// The pcs looked up whose rule is the standard frame, one word each (0 =
+// empty): the walks' fast path asks only this, so its probe is one load and
+// one compare, and a word is never torn. Their rules stay out of g_cache.
+extern std::atomic<uintptr_t> g_standard[kCacheEntries];
 inline size_t CacheSlot(uintptr_t pc) { return static_cast<size_t>((pc * 0x9e3779b97f4a7c15ULL) >> 52); }
 constexpr uint64_t PackRule(const UnwindRule& r, bool module_known) {
   return uint64_t{1} << 63 | uint64_t{module_known} << 32 | uint64_t{r.kind} << 24 | uint64_t{r.fp_slot} << 16 | r.cfa;
@@ -111,21 +115,19 @@ class UnwindTables {
     unsigned stripe_ = kUnpinned;
   };
 
-  // Lookup through a direct-mapped cache of the pcs looked up before (4096
-  // entries of two words, the rule and the pc xor the rule, written and read
-  // without a lock: a torn entry fails the xor check and is a miss). A
-  // walk through code seen before costs two loads per frame, not a search.
+  // Lookup through direct-mapped caches of the pcs looked up before, written
+  // and read without a lock: standard frames as the pc alone (one word),
+  // other rules as two words, the rule and the pc xor the rule (a torn entry
+  // fails the xor check and is a miss); 4096 entries each. A walk through
+  // code seen before costs a load or two per frame, not a search.
   // pin is pinned on a miss only. Refresh clears the cache; an entry a
   // handler computes from the old snapshot while it does may outlive the
   // clear, which matters only for an unloaded module's address reused by
   // another (a wrong rule there: garbage frames, still bounds-checked).
   static UnwindLookup CachedLookup(uintptr_t pc, Reader& pin);
-  // Whether the cache holds pc as a standard frame: the walk's fast path.
+  // Whether the cache holds pc as a standard frame: the walks' fast path.
   static bool CachedStandardFrame(uintptr_t pc) {
-    static constexpr uint64_t kStandard = unwind_detail::PackRule(UnwindRule{UnwindRule::kFp, 2, 16}, true);
-    const unwind_detail::CacheEntry& e = unwind_detail::g_cache[unwind_detail::CacheSlot(pc)];
-    return e.rule.load(std::memory_order_relaxed) == kStandard &&
-           (e.keyed.load(std::memory_order_relaxed) ^ kStandard) == pc;
+    return unwind_detail::g_standard[unwind_detail::CacheSlot(pc)].load(std::memory_order_relaxed) == pc;
   }
 };
 
