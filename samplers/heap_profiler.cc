@@ -11,6 +11,7 @@
 #include "sampler_interface.h"
 #include "symbolize.h"
 #include "unwind_table.h"
+#include "unwind_watch.h"
 
 // libdump's allocator, when it is in the process. Weak so that the samplers
 // link without it (CPU profiling alone, or another malloc).
@@ -110,8 +111,10 @@ void OnSampledFree(void* p, size_t) {
 
 void PrepareSampleHook() {
   OwnAllocationScope own;
-  // The rules the walk unwinds frameless callers of the allocator with.
+  // The rules the walk unwinds frameless callers of the allocator with, for
+  // the modules loaded now and, through the watching thread, later.
   UnwindTables::Refresh();
+  WatchModulesForUnwindTables();
   g_hook.table.store(&GlobalHeapTable(), std::memory_order_release);
   WarmStackCapture();
 }

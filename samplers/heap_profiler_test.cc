@@ -1,13 +1,17 @@
 // The heap profiler on libdump's real allocator: the allocator's sample hook
 // feeds the bucket table and WriteHeapProfile writes what pprof reads.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "libdump/heap.h"
 #include "libdump/profiler.h"
 #include "profile_testutil.h"
 #include "sampler_interface.h"
+#include "unwind_table.h"
 
 namespace libdump {
 namespace {
@@ -180,6 +184,71 @@ TEST(HeapProfiler, KeptSamplesBeyondOneBatchAreEachVisitedOnce) {
   const Visits v = VisitSampled();
   for (void* p : objs) EXPECT_EQ(v.Count(p), 1u) << p;
   for (void* p : objs) Free(p);
+}
+
+
+using ModuleAlloc = void* (*)(void* (*)(size_t), size_t);
+
+__attribute__((noipa)) void* AllocateThroughModule(ModuleAlloc leaf, size_t n) {
+  void* p = leaf(AllocateHere, n);
+  asm volatile("" ::: "memory");
+  return p;
+}
+
+// Whether the unwind tables cover pc (module_known), within 5 s: the
+// profiler's thread checks the module list every 100 ms.
+bool TablesCover(uintptr_t pc, bool covered) {
+  for (int i = 0; i < 500; ++i) {
+    {
+      samplers::UnwindTables::Reader pin;
+      if (samplers::UnwindTables::Lookup(pc).module_known == covered) return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// With the heap profiler alone (no CPU profile, whose worker also refreshes
+// the tables), a module dlopened after the start gets its rules: the
+// allocation made through its frameless function is charged to that
+// function's caller. Without them the frame-pointer walk skips the caller,
+// and on a thread the chain ends on rbp 0, so no libunwind check rescues it.
+// After dlclose the tables drop the module.
+TEST(HeapProfiler, AModuleDlopenedAfterTheStartGetsItsRules) {
+  ASSERT_TRUE(InstallHeapProfiler());
+  void* h = dlopen(LIBDUMP_TEST_MODULE, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr) << dlerror();
+  const auto leaf = reinterpret_cast<ModuleAlloc>(dlsym(h, "libdump_test_frameless_alloc"));
+  ASSERT_NE(leaf, nullptr);
+  const uintptr_t leaf_pc = reinterpret_cast<uintptr_t>(leaf);
+  ASSERT_TRUE(TablesCover(leaf_pc, true)) << "the tables never took the module";
+
+  SetMemProfileRate(1);
+  std::vector<void*> objs(20);
+  std::thread([&] {
+    for (void*& p : objs) p = AllocateThroughModule(leaf, 2500);  // a size class of its own
+  }).join();
+  SetMemProfileRate(0);
+  TempFile f;
+  ASSERT_TRUE(WriteHeapProfile(f.fd(), HeapProfileKind::kHeap));
+  for (void* p : objs) Free(p);
+  const auto prof = Decode(f.Contents());
+  int64_t through_leaf = 0;
+  for (const auto& s : prof.samples) {
+    std::string stack;
+    for (const auto& fn : s.functions) stack += fn + " <- ";
+    for (size_t i = 0; i < s.functions.size(); ++i) {
+      if (s.functions[i].find("libdump_test_frameless_alloc") == std::string::npos) continue;
+      through_leaf += s.values[0];
+      ASSERT_LT(i + 1, s.functions.size()) << stack;
+      EXPECT_NE(s.functions[i + 1].find("AllocateThroughModule"), std::string::npos) << stack;
+    }
+  }
+  EXPECT_EQ(through_leaf, 20);
+  EXPECT_EQ(prof.Total("alloc_objects", "AllocateThroughModule"), 20);
+
+  dlclose(h);
+  EXPECT_TRUE(TablesCover(leaf_pc, false)) << "the tables kept the unloaded module";
 }
 
 }  // namespace
