@@ -22,54 +22,11 @@
 #include <thread>
 #include <vector>
 
+#include "cpu_attribution_leaf.h"
 #include "dwarf_unwind.h"
 #include "libdump/profiler.h"
 #include "profile_testutil.h"
 #include "unwind_table.h"
-
-namespace libdump::attribution {
-uint64_t LeafArith(uint64_t n, uint64_t x);
-uint64_t LeafStrlen(const char* s, int reps);
-}  // namespace libdump::attribution
-
-// A frameless assembly leaf with its CFI (as hand-written assembly in libc
-// has): it saves rbx and rbp, moves the stack pointer, and counts in rbp.
-extern "C" uint64_t libdump_attribution_asm_spin(uint64_t n);
-asm(R"(
-  .text
-  .p2align 4
-  .globl libdump_attribution_asm_spin
-  .type libdump_attribution_asm_spin, @function
-libdump_attribution_asm_spin:
-  .cfi_startproc
-  push %rbp
-  .cfi_adjust_cfa_offset 8
-  .cfi_rel_offset %rbp, 0
-  push %rbx
-  .cfi_adjust_cfa_offset 8
-  .cfi_rel_offset %rbx, 0
-  sub $24, %rsp
-  .cfi_adjust_cfa_offset 24
-  mov %rdi, %rbp
-  mov $1, %rax
-  mov $0x9e3779b97f4a7c15, %rbx
-1:
-  imul %rbx, %rax
-  add $1, %rax
-  dec %rbp
-  jnz 1b
-  add $24, %rsp
-  .cfi_adjust_cfa_offset -24
-  pop %rbx
-  .cfi_adjust_cfa_offset -8
-  .cfi_restore %rbx
-  pop %rbp
-  .cfi_adjust_cfa_offset -8
-  .cfi_restore %rbp
-  ret
-  .cfi_endproc
-  .size libdump_attribution_asm_spin, .-libdump_attribution_asm_spin
-)");
 
 namespace libdump {
 namespace {

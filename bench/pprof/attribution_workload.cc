@@ -11,7 +11,8 @@
 //          (CLOCK_THREAD_CPUTIME_ID: the vDSO, then the kernel)
 //   libc:  BurnCopy (memcpy) and BurnStrlen (strlen) of 1 MiB buffers
 //   leaf:  BurnAsm (an assembly leaf with CFI, rbp a counter) and BurnLeaf
-//          (a leaf built with -O2 -fomit-frame-pointer, rbp a counter)
+//          (a leaf built with -O2 -fomit-frame-pointer, rbp a counter): the
+//          attribution test's leaves (samplers/cpu_attribution_leaf.h)
 #include <time.h>
 #include <sys/resource.h>
 
@@ -23,31 +24,7 @@
 #include <thread>
 #include <vector>
 
-uint64_t AttributionLeaf(uint64_t n, uint64_t x);
-
-extern "C" uint64_t bench_attribution_asm_spin(uint64_t n);
-asm(R"(
-  .text
-  .p2align 4
-  .globl bench_attribution_asm_spin
-bench_attribution_asm_spin:
-  .cfi_startproc
-  push %rbp
-  .cfi_adjust_cfa_offset 8
-  .cfi_rel_offset %rbp, 0
-  mov %rdi, %rbp
-  mov $1, %rax
-1:
-  imul %rbp, %rax
-  add $1, %rax
-  dec %rbp
-  jnz 1b
-  pop %rbp
-  .cfi_adjust_cfa_offset -8
-  .cfi_restore %rbp
-  ret
-  .cfi_endproc
-)");
+#include "cpu_attribution_leaf.h"
 
 namespace {
 
@@ -110,14 +87,14 @@ __attribute__((noipa)) uint64_t BurnStrlen() {
 
 __attribute__((noipa)) uint64_t BurnAsm() {
   uint64_t x = 0;
-  for (long i = 0; i < 1000 * g_scale; ++i) x += bench_attribution_asm_spin(1000000);
+  for (long i = 0; i < 1000 * g_scale; ++i) x += libdump_attribution_asm_spin(1000000);
   NO_TAIL_CALL;
   return x;
 }
 
 __attribute__((noipa)) uint64_t BurnLeaf() {
   uint64_t x = 1;
-  for (long i = 0; i < 1000 * g_scale; ++i) x = AttributionLeaf(1000000, x);
+  for (long i = 0; i < 1000 * g_scale; ++i) x = libdump::attribution::LeafArith(1000000, x);
   NO_TAIL_CALL;
   return x;
 }
