@@ -20,6 +20,8 @@ constexpr uintptr_t kMaxFrameSize = uintptr_t{1} << 20;
 // glibc's default stack (RLIMIT_STACK, 8 MiB on Debian). A stack pointer
 // further from the thread pointer is on some other stack (a fiber's).
 constexpr uintptr_t kMaxTrusted = uintptr_t{8} << 20;
+// CFA = rbp + 16, the caller's rbp at CFA - 16: the frame-pointer step.
+constexpr UnwindRule kStandard{UnwindRule::kFp, 2, 16};
 
 // Fallbacks are rare and counted process-wide; DWARF steps are common and
 // counted per thread, so that no sample adds to a line every thread writes.
@@ -90,10 +92,30 @@ size_t UnwindStack(uintptr_t pc, uintptr_t sp, uintptr_t fp, bool exact_pc, cons
       }
       return n;
     }
-    // The fast path: a pc the cache knows as a standard frame takes the
-    // frame-pointer step (one record, two words) without a lookup.
-    if (lookups > 0 && UnwindTables::CachedStandardFrame(exact_pc ? pc : pc - 1)) {
-      --lookups;
+    --lookups;
+    const UnwindLookup l = UnwindTables::CachedLookup(exact_pc ? pc : pc - 1, pin);
+    UnwindRule rule = l.rule;
+    switch (l.rule.kind) {
+      case UnwindRule::kSp:
+      case UnwindRule::kFp:
+      case UnwindRule::kPlt:
+        break;
+      case UnwindRule::kEnd:
+        *end = UnwindEnd::kOutermost;
+        return n;
+      case UnwindRule::kNone:
+        (l.module_known ? g_no_rule : g_unknown_module).fetch_add(1, std::memory_order_relaxed);
+        rule = kStandard;  // the frame-pointer step, then the chain
+        lookups = 0;
+        break;
+      default:
+        g_unsupported.fetch_add(1, std::memory_order_relaxed);
+        rule = kStandard;
+        lookups = 0;
+        break;
+    }
+    if (rule.StandardFrame()) {
+      // The frame-pointer step: one record, two words.
       if (policy.stop_at_standard_frame) lookups = 0;
       uintptr_t ra, caller_fp;
       if (fp < sp || fp - sp > kMaxFrameSize || !reader.ReadRecord(fp, &caller_fp, &ra) || ra < kPage) {
@@ -102,7 +124,7 @@ size_t UnwindStack(uintptr_t pc, uintptr_t sp, uintptr_t fp, bool exact_pc, cons
       }
       out[n++] = ra;
       if (caller_fp == 0) {
-        *end = UnwindEnd::kOutermost;
+        *end = UnwindEnd::kOutermost;  // glibc starts threads with rbp 0
         return n;
       }
       pc = ra;
@@ -110,33 +132,6 @@ size_t UnwindStack(uintptr_t pc, uintptr_t sp, uintptr_t fp, bool exact_pc, cons
       fp = caller_fp;
       exact_pc = false;
       continue;
-    }
-    UnwindRule rule;
-    rule.kind = UnwindRule::kFp;
-    rule.cfa = 16;
-    rule.fp_slot = 2;  // the standard frame, unless a lookup says otherwise
-    if (lookups > 0) {
-      --lookups;
-      const UnwindLookup l = UnwindTables::CachedLookup(exact_pc ? pc : pc - 1, pin);
-      switch (l.rule.kind) {
-        case UnwindRule::kSp:
-        case UnwindRule::kFp:
-        case UnwindRule::kPlt:
-          rule = l.rule;
-          break;
-        case UnwindRule::kEnd:
-          *end = UnwindEnd::kOutermost;
-          return n;
-        case UnwindRule::kNone:
-          (l.module_known ? g_no_rule : g_unknown_module).fetch_add(1, std::memory_order_relaxed);
-          lookups = 0;
-          break;
-        default:
-          g_unsupported.fetch_add(1, std::memory_order_relaxed);
-          lookups = 0;
-          break;
-      }
-      if (rule.StandardFrame() && policy.stop_at_standard_frame) lookups = 0;
     }
     uintptr_t cfa;
     switch (rule.kind) {
@@ -164,12 +159,8 @@ size_t UnwindStack(uintptr_t pc, uintptr_t sp, uintptr_t fp, bool exact_pc, cons
       *end = UnwindEnd::kBroken;
       return n;
     }
-    if (!rule.StandardFrame()) ++t_dwarf_steps;
+    ++t_dwarf_steps;
     out[n++] = ra;
-    if (rule.StandardFrame() && caller_fp == 0) {
-      *end = UnwindEnd::kOutermost;  // glibc starts threads with rbp 0
-      return n;
-    }
     pc = ra;
     sp = cfa;
     fp = caller_fp;

@@ -589,15 +589,6 @@ using unwind_detail::CacheEntry;
 using unwind_detail::CacheSlot;
 using unwind_detail::g_cache;
 using unwind_detail::g_standard;
-uint64_t Pack(const UnwindLookup& l) { return unwind_detail::PackRule(l.rule, l.module_known); }
-UnwindLookup Unpack(uint64_t v) {
-  UnwindLookup l;
-  l.module_known = (v >> 32) & 1;
-  l.rule.kind = static_cast<uint8_t>(v >> 24);
-  l.rule.fp_slot = static_cast<uint8_t>(v >> 16);
-  l.rule.cfa = static_cast<uint16_t>(v);
-  return l;
-}
 }  // namespace
 
 bool UnwindTables::Refresh() {
@@ -728,13 +719,7 @@ UnwindLookup UnwindTables::Lookup(uintptr_t pc) {
   return out;
 }
 
-UnwindLookup UnwindTables::CachedLookup(uintptr_t pc, Reader& pin) {
-  static constexpr UnwindRule kStandard{UnwindRule::kFp, 2, 16};
-  const size_t slot = CacheSlot(pc);
-  if (g_standard[slot].load(std::memory_order_relaxed) == pc) return {kStandard, true};
-  CacheEntry& e = g_cache[slot];
-  const uint64_t rule = e.rule.load(std::memory_order_relaxed);
-  if (rule != 0 && (e.keyed.load(std::memory_order_relaxed) ^ rule) == pc) return Unpack(rule);
+UnwindLookup UnwindTables::LookupAndCache(uintptr_t pc, size_t slot, Reader& pin) {
   pin.Pin();
   const UnwindLookup l = Lookup(pc);
   // An unknown module is not cached: a Refresh may add it (and clears the
@@ -742,7 +727,8 @@ UnwindLookup UnwindTables::CachedLookup(uintptr_t pc, Reader& pin) {
   if (l.rule.StandardFrame()) {
     g_standard[slot].store(pc, std::memory_order_relaxed);
   } else if (l.module_known) {
-    const uint64_t v = Pack(l);
+    const uint64_t v = unwind_detail::PackRule(l.rule, l.module_known);
+    CacheEntry& e = g_cache[slot];
     e.rule.store(v, std::memory_order_relaxed);
     e.keyed.store(pc ^ v, std::memory_order_relaxed);
   }

@@ -73,6 +73,14 @@ inline size_t CacheSlot(uintptr_t pc) { return static_cast<size_t>((pc * 0x9e377
 constexpr uint64_t PackRule(const UnwindRule& r, bool module_known) {
   return uint64_t{1} << 63 | uint64_t{module_known} << 32 | uint64_t{r.kind} << 24 | uint64_t{r.fp_slot} << 16 | r.cfa;
 }
+inline UnwindLookup UnpackRule(uint64_t v) {
+  UnwindLookup l;
+  l.module_known = (v >> 32) & 1;
+  l.rule.kind = static_cast<uint8_t>(v >> 24);
+  l.rule.fp_slot = static_cast<uint8_t>(v >> 16);
+  l.rule.cfa = static_cast<uint16_t>(v);
+  return l;
+}
 }  // namespace unwind_detail
 
 class UnwindTables {
@@ -124,11 +132,25 @@ class UnwindTables {
   // handler computes from the old snapshot while it does may outlive the
   // clear, which matters only for an unloaded module's address reused by
   // another (a wrong rule there: garbage frames, still bounds-checked).
-  static UnwindLookup CachedLookup(uintptr_t pc, Reader& pin);
+  // Inline: a hit is a few loads in the walk's loop, not a call.
+  static UnwindLookup CachedLookup(uintptr_t pc, Reader& pin) {
+    const size_t slot = unwind_detail::CacheSlot(pc);
+    if (unwind_detail::g_standard[slot].load(std::memory_order_relaxed) == pc) {
+      return {UnwindRule{UnwindRule::kFp, 2, 16}, true};
+    }
+    const unwind_detail::CacheEntry& e = unwind_detail::g_cache[slot];
+    const uint64_t rule = e.rule.load(std::memory_order_relaxed);
+    if (rule != 0 && (e.keyed.load(std::memory_order_relaxed) ^ rule) == pc) return unwind_detail::UnpackRule(rule);
+    return LookupAndCache(pc, slot, pin);
+  }
   // Whether the cache holds pc as a standard frame: the walks' fast path.
   static bool CachedStandardFrame(uintptr_t pc) {
     return unwind_detail::g_standard[unwind_detail::CacheSlot(pc)].load(std::memory_order_relaxed) == pc;
   }
+
+ private:
+  // CachedLookup's miss: the search, then the cache's slot filled.
+  static UnwindLookup LookupAndCache(uintptr_t pc, size_t slot, Reader& pin);
 };
 
 // One module's rules, parsed from its .eh_frame_hdr (and the .eh_frame it
