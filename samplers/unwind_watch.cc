@@ -1,6 +1,7 @@
 #include "unwind_watch.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <time.h>
 
 #include <atomic>
@@ -45,8 +46,21 @@ void WatchModulesForUnwindTables() {
   pthread_attr_t attr;
   pthread_attr_init(&attr);
   pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  // Process-directed signals (SIGINT, SIGTERM, SIGPROF from a process
+  // timer, ...) must not land on a thread the program did not create, as
+  // libdump-release's policy says; faults and real-time signals (a heap
+  // dump's stop) stay deliverable. The new thread inherits the mask.
+  sigset_t block, old;
+  sigemptyset(&block);
+  for (int s = 1; s < SIGRTMIN; ++s) {
+    if (s != SIGSEGV && s != SIGBUS && s != SIGFPE && s != SIGILL && s != SIGTRAP && s != SIGABRT && s != SIGSYS) {
+      sigaddset(&block, s);
+    }
+  }
+  pthread_sigmask(SIG_BLOCK, &block, &old);
   pthread_t thread;
   if (pthread_create(&thread, &attr, Watch, nullptr) != 0) g_watching.store(false, std::memory_order_relaxed);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
   pthread_attr_destroy(&attr);
 }
 
