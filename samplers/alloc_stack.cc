@@ -100,8 +100,9 @@ constexpr size_t kStartFrames = 3;
 // frame-pointer code thus costs the chain plus a probe per checked frame,
 // and a frameless caller of malloc still does not hide its own caller.
 // (The walk used to take UnwindStack from the start: 800 instructions per
-// warm sample instead of ~470.)
-// fp: the caller's frame record, on the thread's stack below hi; max > 0.
+// warm sample instead of 455.)
+// fp: CaptureAllocationStack's own frame record, on the thread's stack
+// below hi; max > 0.
 size_t Walk(uintptr_t fp, uintptr_t hi, uintptr_t* out, size_t max, UnwindEnd* end) {
   // One step of the chain: the record at fp, above the last and inside the
   // stack, gives the next return address and frame.

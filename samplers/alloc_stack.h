@@ -2,9 +2,11 @@
 // allocates nothing, takes no lock and makes no system call on its usual
 // path.
 //
-// The first frames (the hook's, the allocator's and its callers') take the
-// unwind rules of dwarf_unwind.h, so that a frameless caller of malloc does
-// not hide its own caller; the rest follow frame pointers.
+// The first frames (the hook's, the allocator's and its callers') are
+// checked against the unwind rules of dwarf_unwind.h: frame pointers where
+// the rule cache knows the frame as a standard one, the rules from the first
+// frame it does not, so that a frameless caller of malloc does not hide its
+// own caller; the rest follow frame pointers.
 //
 // Frame pointers first: a walk bounded by the thread's own stack (from the
 // current frame up to the thread pointer, or to __libc_stack_end on the main
