@@ -125,7 +125,7 @@ size_t Walk(uintptr_t fp, uintptr_t hi, uintptr_t* out, size_t max, UnwindEnd* e
   size_t n = 0;
   uintptr_t lo = fp;
   *end = UnwindEnd::kFull;
-  // out[0] returns into the caller's caller (a profiler's hook in
+  // out[0] returns into CaptureAllocationStack's caller (a profiler's hook in
   // libdump_samplers, built with frame pointers): its step is not checked.
   {
     LIBDUMP_CHAIN_STEP
