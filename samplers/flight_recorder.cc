@@ -27,6 +27,8 @@
 
 #include "cpu_timer.h"
 #include "flight_recorder_buffer.h"
+#include "flight_recorder_clock.h"
+#include "flight_recorder_names.h"
 #include "libdump/flight_recorder.h"
 #include "libdump/format/pprof_profile.h"
 #include "libdump/heap.h"
@@ -114,34 +116,41 @@ uint64_t Get64(const uint8_t* p) {
   return v;
 }
 
+// A thread's first event in this window: its name comes first. Outside a
+// handler or hook, the thread also gets its CPU timer now rather than at
+// the next scan (which would miss its first 100 ms); arming locks and
+// allocates, which neither a signal handler nor the allocator's sample
+// hook may.
+__attribute__((noinline, cold)) void JoinWindow(Window* w, ThreadWriter& tw, int64_t ts) {
+  if (!tw.in_hook) {
+    if (Session* s = g_live.load(std::memory_order_acquire)) s->engine.AddThread(Gettid(), false);
+  }
+  char name[17] = {};
+  prctl(PR_GET_NAME, name, 0, 0, 0);
+  const size_t len = strnlen(name, 16);
+  if (uint8_t* p = w->Reserve(tw, kThreadName, static_cast<uint32_t>(len), ts, len)) {
+    std::memcpy(p, name, len);
+    w->Commit(tw);
+  }
+}
+
 // Appends one event to the calling thread's chunk. busy keeps a signal
-// handler on this thread (a CPU sample) out of a half-written event.
+// handler on this thread (a CPU sample) out of a half-written event. The
+// fast path: a load of the window, of the thread's writer (initial-exec
+// TLS), two compares, the stores of the event, and Commit's two stores.
 template <class Fill>
-void Append(uint16_t type, uint32_t aux, size_t payload, int64_t ts, Fill&& fill) {
+__attribute__((always_inline)) inline void Append(uint16_t type, uint32_t aux, size_t payload, int64_t ts,
+                                                  Fill&& fill) {
   Window* w = g_window.load(std::memory_order_acquire);
-  if (w == nullptr) return;
+  if (__builtin_expect(w == nullptr, 0)) return;
   ThreadWriter& tw = CurrentWriter();
-  if (tw.busy) {
+  if (__builtin_expect(tw.busy, 0)) {
     w->stats().dropped.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   tw.busy = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  if (tw.generation != w->generation()) {
-    // The thread's first event in this window: its name comes first.
-    // Outside a handler, the thread also gets its CPU timer now rather
-    // than at the next scan (which would miss its first 100 ms).
-    if (!tw.in_tick) {
-      if (Session* s = g_live.load(std::memory_order_acquire)) s->engine.AddThread(Gettid(), false);
-    }
-    char name[17] = {};
-    prctl(PR_GET_NAME, name, 0, 0, 0);
-    const size_t len = strnlen(name, 16);
-    if (uint8_t* p = w->Reserve(tw, kThreadName, static_cast<uint32_t>(len), ts, len)) {
-      std::memcpy(p, name, len);
-      w->Commit(tw);
-    }
-  }
+  if (__builtin_expect(tw.generation != w->generation(), 0)) JoinWindow(w, tw, ts);
   if (uint8_t* p = w->Reserve(tw, type, aux, ts, payload)) {
     fill(p);
     w->Commit(tw);
@@ -154,13 +163,13 @@ void OnTick(void* ucontext) {
   uintptr_t pcs[kMaxFrames];
   const size_t n = CaptureSignalStack(ucontext, pcs, kMaxFrames);
   ThreadWriter& tw = CurrentWriter();
-  const bool was = tw.in_tick;
-  tw.in_tick = true;
-  Append(kCpuSample, static_cast<uint32_t>(n), 8 + 8 * n, NowNs(), [&](uint8_t* p) {
+  const bool was = tw.in_hook;
+  tw.in_hook = true;
+  Append(kCpuSample, static_cast<uint32_t>(n), 8 + 8 * n, Ticks(), [&](uint8_t* p) {
     Put64(p, 1);
     std::memcpy(p, pcs, 8 * n);
   });
-  tw.in_tick = was;
+  tw.in_hook = was;
 }
 
 // ---- the recorder's thread ----
@@ -178,7 +187,7 @@ void RecordHeap() {
     const struct mallinfo2 m = mallinfo2();
     v[0] = m.uordblks + m.hblkhd;
   }
-  Append(kHeap, full, sizeof v, NowNs(), [&](uint8_t* p) { std::memcpy(p, v, sizeof v); });
+  Append(kHeap, full, sizeof v, Ticks(), [&](uint8_t* p) { std::memcpy(p, v, sizeof v); });
 }
 
 void ArmThreads(Session* s) {
@@ -203,11 +212,13 @@ void Run(Session* s) {
     s->cv.wait_for(l, std::chrono::milliseconds(kTickMs));
     if (s->stop) break;
     l.unlock();
+    RefineClock();
     RecordHeap();
     s->window->SealDeadThreads([](uint32_t tid, int64_t last) {
       Append(kThreadExit, 0, 8, last, [&](uint8_t* p) { Put64(p, tid); });
     });
-    s->window->Age(NowNs() - s->min_age_ns);
+    const ClockMap clock = CurrentClockMap();
+    s->window->Age(Ticks() - clock.TicksFor(s->min_age_ns));
     ArmThreads(s);
     if (g_snapshot_requested.exchange(false)) WriteRequestedSnapshot();
     l.lock();
@@ -282,7 +293,13 @@ class TaskSet {
 struct Emitter {
   JsonOut& o;
   int pid;
+  ClockMap clock;  // events' ticks to CLOCK_MONOTONIC, one map for the whole snapshot
   bool first = true;
+
+  void Dur(int64_t begin, int64_t end) {
+    o.Raw(",\"dur\":");
+    o.Micros(std::max<int64_t>(0, clock.Ns(end) - clock.Ns(begin)));
+  }
 
   void Begin(const char* ph, const char* cat, uint32_t tid, int64_t ts) {
     o.Raw(first ? "\n{\"ph\":\"" : ",\n{\"ph\":\"");
@@ -295,7 +312,7 @@ struct Emitter {
     o.Raw(",\"tid\":");
     o.Uint(tid);
     o.Raw(",\"ts\":");
-    o.Micros(ts);
+    o.Micros(ph[0] == 'M' ? 0 : clock.Ns(ts));
   }
   void Name(std::string_view n) {
     o.Raw(",\"name\":");
@@ -367,7 +384,7 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
   Window& w = *s.window;
   w.snapshotting().store(true, std::memory_order_seq_cst);
   const size_t n = w.Pin(s.order);
-  const int64_t now = NowNs();
+  const int64_t now = Ticks();
   TaskSet ended(s.task_set, kTaskSet);
   int64_t oldest = now;
   for (size_t k = 0; k < n; ++k) {
@@ -376,7 +393,7 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
       if (e.type == kTaskEnd) ended.Insert(Get64(p));
     });
   }
-  Emitter em{o, static_cast<int>(getpid())};
+  Emitter em{o, static_cast<int>(getpid()), CurrentClockMap()};
   o.Raw("{\"traceEvents\":[");
   char comm[64];
   ReadSmallFile("/proc/self/comm", comm, sizeof comm);
@@ -419,9 +436,16 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
       ForEachEvent(w, s.order[k], [&](const EventHeader& e, const uint8_t* p) {
         switch (e.type) {
           case kRegionBegin:
-            if (depth < kMaxOpen) open[depth++] = {e.ts, Get64(p), reinterpret_cast<const char*>(p + 8), e.aux};
+          case kRegionBeginId:
+            if (depth < kMaxOpen) {
+              const std::string_view name = e.type == kRegionBeginId
+                                                ? InternedName(e.aux)
+                                                : std::string_view{reinterpret_cast<const char*>(p + 8), e.aux};
+              open[depth++] = {e.ts, Get64(p), name.data(), static_cast<uint32_t>(name.size())};
+            }
             break;
-          case kRegionEnd: {
+          case kRegionEnd:
+          case kRegionEndId: {
             const int64_t begin = static_cast<int64_t>(Get64(p));
             for (size_t d = depth; d > 0; --d) {
               if (open[d - 1].ts == begin) {
@@ -430,9 +454,9 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
               }
             }
             em.Begin("X", "region", tid, begin);
-            o.Raw(",\"dur\":");
-            o.Micros(e.ts - begin);
-            em.Name({reinterpret_cast<const char*>(p + 16), e.aux});
+            em.Dur(begin, e.ts);
+            em.Name(e.type == kRegionEndId ? InternedName(e.aux)
+                                           : std::string_view{reinterpret_cast<const char*>(p + 16), e.aux});
             o.Raw(",\"args\":{\"task\":");
             o.Uint(Get64(p + 8));
             o.Raw("}}");
@@ -513,8 +537,7 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
             uint32_t wlen;
             std::memcpy(&wlen, p + 8, 4);
             em.Begin("X", "wait", tid, begin);
-            o.Raw(",\"dur\":");
-            o.Micros(e.ts - begin);
+            em.Dur(begin, e.ts);
             em.Name({reinterpret_cast<const char*>(p + 16 + 8 * e.aux), wlen});
             o.Raw(",\"args\":{");
             em.Stack(namer, p + 16, e.aux);
@@ -529,8 +552,7 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
     // Regions still open at the snapshot end there, marked open.
     for (size_t d = 0; d < depth; ++d) {
       em.Begin("X", "region", tid, open[d].ts);
-      o.Raw(",\"dur\":");
-      o.Micros(now - open[d].ts);
+      em.Dur(open[d].ts, now);
       em.Name({open[d].name, open[d].len});
       o.Raw(",\"args\":{\"task\":");
       o.Uint(open[d].task);
@@ -540,9 +562,9 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
   }
   const WindowStats& st = w.stats();
   o.Raw("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"recorder\":\"libdump flight recorder\",\"window_start_us\":");
-  o.Micros(oldest);
+  o.Micros(em.clock.Ns(oldest));
   o.Raw(",\"window_end_us\":");
-  o.Micros(now);
+  o.Micros(em.clock.Ns(now));
   o.Raw(",\"dropped\":");
   o.Uint(st.dropped.load(std::memory_order_relaxed));
   if (sig != 0) {
@@ -581,7 +603,7 @@ struct StackHash {
 bool WritePprof(Session& s, int fd) {
   std::unordered_map<std::vector<uintptr_t>, uint64_t, StackHash> counts;
   Window& w = *s.window;
-  int64_t oldest = NowNs(), newest = 0;
+  int64_t oldest = Ticks(), newest = 0;
   w.snapshotting().store(true, std::memory_order_seq_cst);
   const size_t n = w.Pin(s.order);
   for (size_t k = 0; k < n; ++k) {
@@ -601,8 +623,9 @@ bool WritePprof(Session& s, int fd) {
   timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);
   const int64_t realtime = int64_t{rt.tv_sec} * 1000000000 + rt.tv_nsec;
-  const int64_t span = newest > oldest ? newest - oldest : 0;
-  b.set_time_nanos(realtime - (NowNs() - oldest));
+  const ClockMap clock = CurrentClockMap();
+  const int64_t span = newest > oldest ? clock.Ns(newest) - clock.Ns(oldest) : 0;
+  b.set_time_nanos(realtime - (NowNs() - clock.Ns(oldest)));
   b.set_duration_nanos(span);
   b.AddComment("libdump flight recorder window");
   ProfileSymbolizer sym(b);
@@ -648,18 +671,17 @@ void ForkChild() {
 
 }  // namespace
 
-int64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
+int64_t NowNs() { return MonotonicNs(); }
 
 void RecordWait(const char* what, int64_t begin_ns, int64_t end_ns, const uintptr_t* pcs, size_t n) {
   if (!TraceOn()) return;
   n = std::min(n, kMaxFrames);
   const size_t len = strnlen(what, kMaxName);
-  Append(kWait, static_cast<uint32_t>(n), 16 + 8 * n + len, end_ns, [&](uint8_t* p) {
-    Put64(p, static_cast<uint64_t>(begin_ns));
+  // The waits' times come from CLOCK_MONOTONIC: into ticks, by the map a
+  // snapshot takes them back with.
+  const ClockMap clock = CurrentClockMap();
+  Append(kWait, static_cast<uint32_t>(n), 16 + 8 * n + len, clock.Ticks(end_ns), [&](uint8_t* p) {
+    Put64(p, static_cast<uint64_t>(clock.Ticks(begin_ns)));
     const uint64_t l = len;
     Put64(p, l);
     std::memcpy(p, pcs, 8 * n);
@@ -746,6 +768,7 @@ bool FlightRecorder::Start() {
     errno = ENOMEM;
     return false;
   };
+  CalibrateClock();
   if (!s->window->Init(max_bytes_, ++g_generation)) return fail();
   s->scratch_bytes = (s->window->chunks() * sizeof(uint32_t) + kTaskSet * 8 + 4095) & ~size_t{4095};
   void* scratch_mem = mmap(nullptr, s->scratch_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -827,7 +850,7 @@ FlightRecorderStats GetFlightRecorderStats() {
 }
 
 extern "C" int64_t libdump_region_begin_slow(const char* name, uint64_t task) {
-  const int64_t ts = NowNs();
+  const int64_t ts = Ticks();
   const size_t len = strnlen(name, kMaxName);
   Append(kRegionBegin, static_cast<uint32_t>(len), 8 + len, ts, [&](uint8_t* p) {
     Put64(p, task);
@@ -838,16 +861,32 @@ extern "C" int64_t libdump_region_begin_slow(const char* name, uint64_t task) {
 
 extern "C" void libdump_region_end_slow(const char* name, int64_t begin, uint64_t task) {
   const size_t len = strnlen(name, kMaxName);
-  Append(kRegionEnd, static_cast<uint32_t>(len), 16 + len, NowNs(), [&](uint8_t* p) {
+  Append(kRegionEnd, static_cast<uint32_t>(len), 16 + len, Ticks(), [&](uint8_t* p) {
     Put64(p, static_cast<uint64_t>(begin));
     Put64(p, task);
     std::memcpy(p, name, len);
   });
 }
 
+extern "C" uint32_t libdump_trace_intern(const char* name) { return Intern(name); }
+
+// The interned regions: fixed-size events, no string to measure or copy.
+extern "C" int64_t libdump_region_begin_id_slow(uint32_t name_id, uint64_t task) {
+  const int64_t ts = Ticks();
+  Append(kRegionBeginId, name_id, 8, ts, [&](uint8_t* p) { Put64(p, task); });
+  return ts;
+}
+
+extern "C" void libdump_region_end_id_slow(uint32_t name_id, int64_t begin, uint64_t task) {
+  Append(kRegionEndId, name_id, 16, Ticks(), [&](uint8_t* p) {
+    Put64(p, static_cast<uint64_t>(begin));
+    Put64(p, task);
+  });
+}
+
 extern "C" uint64_t libdump_task_begin_slow(const char* name, uint64_t parent, int64_t* begin) {
   const uint64_t id = g_next_task.fetch_add(1, std::memory_order_relaxed);
-  const int64_t ts = NowNs();
+  const int64_t ts = Ticks();
   *begin = ts;
   const size_t len = strnlen(name, kMaxName);
   Append(kTaskBegin, static_cast<uint32_t>(len), 16 + len, ts, [&](uint8_t* p) {
@@ -860,7 +899,7 @@ extern "C" uint64_t libdump_task_begin_slow(const char* name, uint64_t parent, i
 
 extern "C" void libdump_task_end_slow(const char* name, uint64_t id, int64_t begin) {
   const size_t len = strnlen(name, kMaxName);
-  Append(kTaskEnd, static_cast<uint32_t>(len), 16 + len, NowNs(), [&](uint8_t* p) {
+  Append(kTaskEnd, static_cast<uint32_t>(len), 16 + len, Ticks(), [&](uint8_t* p) {
     Put64(p, id);
     Put64(p, static_cast<uint64_t>(begin));
     std::memcpy(p, name, len);
@@ -870,7 +909,7 @@ extern "C" void libdump_task_end_slow(const char* name, uint64_t id, int64_t beg
 extern "C" void libdump_trace_log_slow(const char* category, const char* message, uint64_t task) {
   const uint32_t clen = static_cast<uint32_t>(strnlen(category, kMaxName));
   const uint32_t tlen = static_cast<uint32_t>(strnlen(message, kMaxText));
-  Append(kLog, 0, 16 + clen + tlen, NowNs(), [&](uint8_t* p) {
+  Append(kLog, 0, 16 + clen + tlen, Ticks(), [&](uint8_t* p) {
     Put64(p, task);
     std::memcpy(p, &clen, 4);
     std::memcpy(p + 4, &tlen, 4);
