@@ -29,6 +29,9 @@
 #include "flight_recorder_buffer.h"
 #include "flight_recorder_clock.h"
 #include "flight_recorder_names.h"
+#include "block_profiler.h"
+#include "libdump/profiler.h"
+#include "wait_state.h"
 #include "libdump/flight_recorder.h"
 #include "libdump/format/pprof_profile.h"
 #include "libdump/heap.h"
@@ -41,6 +44,8 @@
 // libdump's allocator, when it is in the process (weak, as in heap_profiler.cc).
 namespace libdump {
 HeapStats GetHeapStats() __attribute__((weak));
+// The pthread interposition, when it is linked (pthread_interpose.cc).
+bool WaitsInterposed() __attribute__((weak));
 }  // namespace libdump
 
 extern "C" {
@@ -90,6 +95,9 @@ std::atomic<uint64_t> g_next_task{1};
 // The one snapshot writer: its tid, 0 when free.
 std::atomic<int> g_writer{0};
 std::atomic<bool> g_snapshot_requested{false};
+// Waits at least this long go to the window; INT64_MAX while none runs.
+std::atomic<int64_t> g_wait_threshold_setting{10000000};
+std::atomic<int64_t> g_wait_threshold{INT64_MAX};
 std::string* g_snapshot_pattern = nullptr;
 
 int Gettid() { return static_cast<int>(syscall(SYS_gettid)); }
@@ -207,6 +215,7 @@ void WriteRequestedSnapshot();
 
 void Run(Session* s) {
   pthread_setname_np(pthread_self(), "libdump-flightr");
+  t_wait.in_profiler = true;  // the recorder's own waits are not the program's
   std::unique_lock<std::mutex> l(s->mu);
   while (!s->stop) {
     s->cv.wait_for(l, std::chrono::milliseconds(kTickMs));
@@ -246,6 +255,9 @@ class Namer {
  public:
   virtual ~Namer() = default;
   virtual void Write(JsonOut& o, uintptr_t pc) = 0;
+  // A frame of libdump's own (the interposition's, the profilers', the
+  // allocator's) on top of a wait's or an allocation's stack.
+  virtual bool IsOwnFrame(uintptr_t) { return false; }
 };
 
 class SymbolNamer final : public Namer {
@@ -256,6 +268,19 @@ class SymbolNamer final : public Namer {
     if (it == cache_.end()) it = cache_.emplace(pc, sym_.FunctionName(pc)).first;
     if (it->second.empty()) o.Hex(pc);
     else o.String(it->second);
+  }
+  bool IsOwnFrame(uintptr_t pc) override {
+    auto it = cache_.find(pc);
+    if (it == cache_.end()) it = cache_.emplace(pc, sym_.FunctionName(pc)).first;
+    const std::string_view f = it->second;
+    // A template's demangled name starts with its return type: the
+    // namespace is looked for before the parameter list.
+    for (std::string_view ns : {"libdump::samplers::", "libdump::internal::"}) {
+      const size_t at = f.find(ns);
+      if (at != std::string_view::npos && at < f.find('(')) return true;
+    }
+    return f.starts_with("operator new") || f == "malloc" || f == "calloc" || f == "realloc" ||
+           f.starts_with("libdump::Allocate");
   }
 
  private:
@@ -318,10 +343,16 @@ struct Emitter {
     o.Raw(",\"name\":");
     o.String(n);
   }
-  void Stack(Namer* namer, const uint8_t* pcs, size_t n) {
+  // trim_own: symbolized, a wait's or an allocation's stack starts below
+  // libdump's own frames, as the block and heap profiles' do.
+  void Stack(Namer* namer, const uint8_t* pcs, size_t n, bool trim_own = false) {
     o.Raw("\"stack\":[");
-    for (size_t i = 0; i < n; ++i) {
-      if (i) o.Raw(",");
+    size_t skip = 0;
+    if (trim_own && namer != nullptr) {
+      while (skip + 1 < n && namer->IsOwnFrame(Get64(pcs + 8 * skip))) ++skip;
+    }
+    for (size_t i = skip; i < n; ++i) {
+      if (i > skip) o.Raw(",");
       const uintptr_t pc = Get64(pcs + 8 * i);
       if (namer != nullptr) namer->Write(o, pc);
       else o.Hex(pc);
@@ -532,6 +563,16 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
             }
             o.Raw("}}");
             break;
+          case kAlloc:
+            em.Begin("i", "alloc", tid, e.ts);
+            o.Raw(",\"s\":\"t\",\"name\":\"allocation\",\"args\":{\"size\":");
+            o.Uint(Get64(p));
+            o.Raw(",\"address\":");
+            o.Hex(Get64(p + 8));
+            o.Raw(",");
+            em.Stack(namer, p + 16, e.aux, true);
+            o.Raw("}}");
+            break;
           case kWait: {
             const int64_t begin = static_cast<int64_t>(Get64(p));
             uint32_t wlen;
@@ -540,7 +581,7 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
             em.Dur(begin, e.ts);
             em.Name({reinterpret_cast<const char*>(p + 16 + 8 * e.aux), wlen});
             o.Raw(",\"args\":{");
-            em.Stack(namer, p + 16, e.aux);
+            em.Stack(namer, p + 16, e.aux, true);
             o.Raw("}}");
             break;
           }
@@ -658,6 +699,8 @@ void ForkChild() {
   // The recorder's thread and timers stay in the parent: the child records
   // nothing (its session is left behind, never joined).
   SetTraceOn(false);
+  g_wait_profiling.fetch_and(~kFlightWaits, std::memory_order_relaxed);
+  g_wait_threshold.store(INT64_MAX, std::memory_order_relaxed);
   g_window.store(nullptr, std::memory_order_relaxed);
   g_live.store(nullptr, std::memory_order_relaxed);
   if (g_session != nullptr) {
@@ -687,6 +730,27 @@ void RecordWait(const char* what, int64_t begin_ns, int64_t end_ns, const uintpt
     std::memcpy(p, pcs, 8 * n);
     std::memcpy(p + 8 * n, what, len);
   });
+}
+
+void SetWaitThreshold(int64_t ns) {
+  g_wait_threshold_setting.store(ns, std::memory_order_relaxed);
+  if (Recording()) g_wait_threshold.store(ns, std::memory_order_relaxed);
+}
+
+bool WantsWait(int64_t ns) { return ns >= g_wait_threshold.load(std::memory_order_relaxed); }
+
+void RecordAllocation(const void* p, size_t size, const uintptr_t* pcs, size_t n) {
+  if (__builtin_expect(!TraceOn(), 1)) return;
+  n = std::min(n, kMaxFrames);
+  ThreadWriter& tw = CurrentWriter();
+  const bool was = tw.in_hook;
+  tw.in_hook = true;  // inside the allocator: arm no timer (that locks and allocates)
+  Append(kAlloc, static_cast<uint32_t>(n), 16 + 8 * n, Ticks(), [&](uint8_t* d) {
+    Put64(d, size);
+    Put64(d, reinterpret_cast<uintptr_t>(p));
+    std::memcpy(d, pcs, 8 * n);
+  });
+  tw.in_hook = was;
 }
 
 bool Recording() { return g_live.load(std::memory_order_acquire) != nullptr; }
@@ -780,6 +844,14 @@ bool FlightRecorder::Start() {
   SetTraceOn(true);
   s->engine.Start(1000000000 / kCpuHz);
   samplers::SetSigprofHook(OnTick);
+  // Long waits from the pthread interposition (when it is linked), and the
+  // heap profiler's sampled allocations (with libdump's allocator, whose
+  // sampling, like Go's MemProfileRate, is then on).
+  // libunwind's first call takes ~1 ms and some memory: only where waits come.
+  if (&WaitsInterposed != nullptr) samplers::WarmWaitStackCapture();
+  g_wait_threshold.store(g_wait_threshold_setting.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  samplers::g_wait_profiling.fetch_or(samplers::kFlightWaits, std::memory_order_relaxed);
+  InstallHeapProfiler();
   ArmThreads(s);
   s->thread = std::thread(Run, s);
   g_session = s;
@@ -796,6 +868,8 @@ bool FlightRecorder::Stop() {
     return false;
   }
   SetTraceOn(false);
+  samplers::g_wait_profiling.fetch_and(~samplers::kFlightWaits, std::memory_order_relaxed);
+  g_wait_threshold.store(INT64_MAX, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> l(s->mu);
     s->stop = true;
