@@ -15,8 +15,8 @@ set -euo pipefail
 B=${1:-build}
 PAIRS=${2:-10}
 PROF=$B/samplers/libdumpprof.so
-CPU_WORK=${CPU_WORK:-200000000}  # iterations per thread: ~0.5 s of CPU here
-LOCK_OPS=${LOCK_OPS:-2000000}    # ~1 s of CPU here
+CPU_WORK=${CPU_WORK:-1000000000}  # iterations per thread: ~2.5 s of CPU here
+LOCK_OPS=${LOCK_OPS:-6000000}    # ~3 s of CPU here
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
 
