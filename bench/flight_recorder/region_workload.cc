@@ -12,6 +12,9 @@
 //         process's CPU time, recorder threads and CPU samples included.
 //
 // Usage: bench_flight_recorder [PAIRS]
+//        bench_flight_recorder 0 count   100 000 recorded regions of each
+//        kind and nothing else, for callgrind's instruction counts:
+//   valgrind --tool=callgrind --toggle-collect='*NamedRegions*' bench_flight_recorder 0 count
 #include <time.h>
 
 #include <algorithm>
@@ -140,6 +143,15 @@ double NsPer(F f, uint64_t n, uint64_t* sink) {
 
 int main(int argc, char** argv) {
   const int pairs = argc > 1 ? std::atoi(argv[1]) : 20;
+  if (argc > 2 && std::string(argv[2]) == "count") {
+    libdump::FlightRecorder rec;
+    if (!rec.Start()) return 1;
+    uint64_t x = 1;
+    x = NamedRegions(1000, x);  // the name interned, the thread in the window
+    x = Regions(100000, NamedRegions(100000, x));
+    rec.Stop();
+    return x == 42 ? 1 : 0;
+  }
   const bool heavy_only = argc > 2 && std::string(argv[2]) == "heavy";
   uint64_t sink = 1;
   const uint64_t kN = heavy_only ? 1000 : 50000000;
