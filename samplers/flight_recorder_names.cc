@@ -20,6 +20,12 @@ std::atomic<uint64_t> g_entry[kMaxInterned];
 
 uint32_t Intern(const char* name) {
   const size_t len = strnlen(name, kMaxName);
+  // Counters past their capacity stop moving (they overshoot by at most
+  // the threads interning at that moment), so they never wrap.
+  if (g_next_id.load(std::memory_order_relaxed) >= kMaxInterned ||
+      g_used_bytes.load(std::memory_order_relaxed) + len > kInternedBytes) {
+    return 0;
+  }
   const uint32_t id = g_next_id.fetch_add(1, std::memory_order_relaxed);
   if (id >= kMaxInterned) return 0;
   const uint32_t off = g_used_bytes.fetch_add(static_cast<uint32_t>(len), std::memory_order_relaxed);

@@ -159,13 +159,16 @@ class Name {
   const char* str() const { return name_; }
   // The interned id; 0 if the table is full (the region then copies str()).
   uint32_t id() const {
-    const uint32_t id = __atomic_load_n(&id_, __ATOMIC_RELAXED);
-    return __builtin_expect(id != 0, 1) ? id : Intern();
+    uint32_t id = __atomic_load_n(&id_, __ATOMIC_RELAXED);
+    if (__builtin_expect(id == 0, 0)) id = Intern();
+    return id == kNotInterned ? 0 : id;
   }
 
  private:
+  static constexpr uint32_t kNotInterned = ~0u;  // the table was full: not asked again
   uint32_t Intern() const {
-    const uint32_t id = libdump_trace_intern(name_);
+    uint32_t id = libdump_trace_intern(name_);
+    if (id == 0) id = kNotInterned;
     __atomic_store_n(&id_, id, __ATOMIC_RELAXED);
     return id;
   }
