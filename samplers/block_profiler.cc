@@ -9,6 +9,7 @@
 #include <string_view>
 
 #include "alloc_stack.h"
+#include "flight_recorder.h"
 #include "libdump/profiler.h"
 #include "symbolize.h"
 #include "wait_state.h"
@@ -87,10 +88,13 @@ ContentionTable& BlockTable() {
 
 void RecordBlockEvent(int64_t t0, int64_t t1) {
   const BlockSample s = SampleBlockEvent(t1 - t0, g_block_rate.load(std::memory_order_relaxed), WaitRandom());
-  if (!s.sampled) return;
+  // A running flight recorder takes every wait above its threshold.
+  const bool flight = flight::WantsWait(t1 - t0);
+  if (!s.sampled && !flight) return;
   uintptr_t pcs[kMaxFrames];
   const size_t n = CaptureAllocationStack(pcs, kMaxFrames);
-  BlockTable().Record(pcs, n, s.count, s.delay_ns);
+  if (s.sampled) BlockTable().Record(pcs, n, s.count, s.delay_ns);
+  if (flight) flight::RecordWait("blocked", t0, t1, pcs, n);
 }
 
 pprof::ProfileBuilder NewContentionProfileBuilder(int64_t period) {

@@ -27,6 +27,11 @@
 
 #include "cpu_timer.h"
 #include "flight_recorder_buffer.h"
+#include "flight_recorder_clock.h"
+#include "flight_recorder_names.h"
+#include "block_profiler.h"
+#include "libdump/profiler.h"
+#include "wait_state.h"
 #include "libdump/flight_recorder.h"
 #include "libdump/format/pprof_profile.h"
 #include "libdump/heap.h"
@@ -39,6 +44,8 @@
 // libdump's allocator, when it is in the process (weak, as in heap_profiler.cc).
 namespace libdump {
 HeapStats GetHeapStats() __attribute__((weak));
+// The pthread interposition, when it is linked (pthread_interpose.cc).
+bool WaitsInterposed() __attribute__((weak));
 }  // namespace libdump
 
 extern "C" {
@@ -88,6 +95,9 @@ std::atomic<uint64_t> g_next_task{1};
 // The one snapshot writer: its tid, 0 when free.
 std::atomic<int> g_writer{0};
 std::atomic<bool> g_snapshot_requested{false};
+// Waits at least this long go to the window; INT64_MAX while none runs.
+std::atomic<int64_t> g_wait_threshold_setting{10000000};
+std::atomic<int64_t> g_wait_threshold{INT64_MAX};
 std::string* g_snapshot_pattern = nullptr;
 
 int Gettid() { return static_cast<int>(syscall(SYS_gettid)); }
@@ -114,34 +124,41 @@ uint64_t Get64(const uint8_t* p) {
   return v;
 }
 
+// A thread's first event in this window: its name comes first. Outside a
+// handler or hook, the thread also gets its CPU timer now rather than at
+// the next scan (which would miss its first 100 ms); arming locks and
+// allocates, which neither a signal handler nor the allocator's sample
+// hook may.
+__attribute__((noinline, cold)) void JoinWindow(Window* w, ThreadWriter& tw, int64_t ts) {
+  if (!tw.in_hook) {
+    if (Session* s = g_live.load(std::memory_order_acquire)) s->engine.AddThread(Gettid(), false);
+  }
+  char name[17] = {};
+  prctl(PR_GET_NAME, name, 0, 0, 0);
+  const size_t len = strnlen(name, 16);
+  if (uint8_t* p = w->Reserve(tw, kThreadName, static_cast<uint32_t>(len), ts, len)) {
+    std::memcpy(p, name, len);
+    w->Commit(tw);
+  }
+}
+
 // Appends one event to the calling thread's chunk. busy keeps a signal
-// handler on this thread (a CPU sample) out of a half-written event.
+// handler on this thread (a CPU sample) out of a half-written event. The
+// fast path: a load of the window, of the thread's writer (initial-exec
+// TLS), two compares, the stores of the event, and Commit's two stores.
 template <class Fill>
-void Append(uint16_t type, uint32_t aux, size_t payload, int64_t ts, Fill&& fill) {
+__attribute__((always_inline)) inline void Append(uint16_t type, uint32_t aux, size_t payload, int64_t ts,
+                                                  Fill&& fill) {
   Window* w = g_window.load(std::memory_order_acquire);
-  if (w == nullptr) return;
+  if (__builtin_expect(w == nullptr, 0)) return;
   ThreadWriter& tw = CurrentWriter();
-  if (tw.busy) {
+  if (__builtin_expect(tw.busy, 0)) {
     w->stats().dropped.fetch_add(1, std::memory_order_relaxed);
     return;
   }
   tw.busy = true;
   std::atomic_signal_fence(std::memory_order_seq_cst);
-  if (tw.generation != w->generation()) {
-    // The thread's first event in this window: its name comes first.
-    // Outside a handler, the thread also gets its CPU timer now rather
-    // than at the next scan (which would miss its first 100 ms).
-    if (!tw.in_tick) {
-      if (Session* s = g_live.load(std::memory_order_acquire)) s->engine.AddThread(Gettid(), false);
-    }
-    char name[17] = {};
-    prctl(PR_GET_NAME, name, 0, 0, 0);
-    const size_t len = strnlen(name, 16);
-    if (uint8_t* p = w->Reserve(tw, kThreadName, static_cast<uint32_t>(len), ts, len)) {
-      std::memcpy(p, name, len);
-      w->Commit(tw);
-    }
-  }
+  if (__builtin_expect(tw.generation != w->generation(), 0)) JoinWindow(w, tw, ts);
   if (uint8_t* p = w->Reserve(tw, type, aux, ts, payload)) {
     fill(p);
     w->Commit(tw);
@@ -154,13 +171,13 @@ void OnTick(void* ucontext) {
   uintptr_t pcs[kMaxFrames];
   const size_t n = CaptureSignalStack(ucontext, pcs, kMaxFrames);
   ThreadWriter& tw = CurrentWriter();
-  const bool was = tw.in_tick;
-  tw.in_tick = true;
-  Append(kCpuSample, static_cast<uint32_t>(n), 8 + 8 * n, NowNs(), [&](uint8_t* p) {
+  const bool was = tw.in_hook;
+  tw.in_hook = true;
+  Append(kCpuSample, static_cast<uint32_t>(n), 8 + 8 * n, Ticks(), [&](uint8_t* p) {
     Put64(p, 1);
     std::memcpy(p, pcs, 8 * n);
   });
-  tw.in_tick = was;
+  tw.in_hook = was;
 }
 
 // ---- the recorder's thread ----
@@ -178,7 +195,7 @@ void RecordHeap() {
     const struct mallinfo2 m = mallinfo2();
     v[0] = m.uordblks + m.hblkhd;
   }
-  Append(kHeap, full, sizeof v, NowNs(), [&](uint8_t* p) { std::memcpy(p, v, sizeof v); });
+  Append(kHeap, full, sizeof v, Ticks(), [&](uint8_t* p) { std::memcpy(p, v, sizeof v); });
 }
 
 void ArmThreads(Session* s) {
@@ -198,16 +215,19 @@ void WriteRequestedSnapshot();
 
 void Run(Session* s) {
   pthread_setname_np(pthread_self(), "libdump-flightr");
+  t_wait.in_profiler = true;  // the recorder's own waits are not the program's
   std::unique_lock<std::mutex> l(s->mu);
   while (!s->stop) {
     s->cv.wait_for(l, std::chrono::milliseconds(kTickMs));
     if (s->stop) break;
     l.unlock();
+    RefineClock();
     RecordHeap();
     s->window->SealDeadThreads([](uint32_t tid, int64_t last) {
       Append(kThreadExit, 0, 8, last, [&](uint8_t* p) { Put64(p, tid); });
     });
-    s->window->Age(NowNs() - s->min_age_ns);
+    const ClockMap clock = CurrentClockMap();
+    s->window->Age(Ticks() - clock.TicksFor(s->min_age_ns));
     ArmThreads(s);
     if (g_snapshot_requested.exchange(false)) WriteRequestedSnapshot();
     l.lock();
@@ -235,6 +255,9 @@ class Namer {
  public:
   virtual ~Namer() = default;
   virtual void Write(JsonOut& o, uintptr_t pc) = 0;
+  // A frame of libdump's own (the interposition's, the profilers', the
+  // allocator's) on top of a wait's or an allocation's stack.
+  virtual bool IsOwnFrame(uintptr_t) { return false; }
 };
 
 class SymbolNamer final : public Namer {
@@ -245,6 +268,19 @@ class SymbolNamer final : public Namer {
     if (it == cache_.end()) it = cache_.emplace(pc, sym_.FunctionName(pc)).first;
     if (it->second.empty()) o.Hex(pc);
     else o.String(it->second);
+  }
+  bool IsOwnFrame(uintptr_t pc) override {
+    auto it = cache_.find(pc);
+    if (it == cache_.end()) it = cache_.emplace(pc, sym_.FunctionName(pc)).first;
+    const std::string_view f = it->second;
+    // A template's demangled name starts with its return type: the
+    // namespace is looked for before the parameter list.
+    for (std::string_view ns : {"libdump::samplers::", "libdump::internal::"}) {
+      const size_t at = f.find(ns);
+      if (at != std::string_view::npos && at < f.find('(')) return true;
+    }
+    return f.starts_with("operator new") || f == "malloc" || f == "calloc" || f == "realloc" ||
+           f.starts_with("libdump::Allocate");
   }
 
  private:
@@ -282,7 +318,13 @@ class TaskSet {
 struct Emitter {
   JsonOut& o;
   int pid;
+  ClockMap clock;  // events' ticks to CLOCK_MONOTONIC, one map for the whole snapshot
   bool first = true;
+
+  void Dur(int64_t begin, int64_t end) {
+    o.Raw(",\"dur\":");
+    o.Micros(std::max<int64_t>(0, clock.Ns(end) - clock.Ns(begin)));
+  }
 
   void Begin(const char* ph, const char* cat, uint32_t tid, int64_t ts) {
     o.Raw(first ? "\n{\"ph\":\"" : ",\n{\"ph\":\"");
@@ -295,16 +337,22 @@ struct Emitter {
     o.Raw(",\"tid\":");
     o.Uint(tid);
     o.Raw(",\"ts\":");
-    o.Micros(ts);
+    o.Micros(ph[0] == 'M' ? 0 : clock.Ns(ts));
   }
   void Name(std::string_view n) {
     o.Raw(",\"name\":");
     o.String(n);
   }
-  void Stack(Namer* namer, const uint8_t* pcs, size_t n) {
+  // trim_own: symbolized, a wait's or an allocation's stack starts below
+  // libdump's own frames, as the block and heap profiles' do.
+  void Stack(Namer* namer, const uint8_t* pcs, size_t n, bool trim_own = false) {
     o.Raw("\"stack\":[");
-    for (size_t i = 0; i < n; ++i) {
-      if (i) o.Raw(",");
+    size_t skip = 0;
+    if (trim_own && namer != nullptr) {
+      while (skip + 1 < n && namer->IsOwnFrame(Get64(pcs + 8 * skip))) ++skip;
+    }
+    for (size_t i = skip; i < n; ++i) {
+      if (i > skip) o.Raw(",");
       const uintptr_t pc = Get64(pcs + 8 * i);
       if (namer != nullptr) namer->Write(o, pc);
       else o.Hex(pc);
@@ -367,7 +415,7 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
   Window& w = *s.window;
   w.snapshotting().store(true, std::memory_order_seq_cst);
   const size_t n = w.Pin(s.order);
-  const int64_t now = NowNs();
+  const int64_t now = Ticks();
   TaskSet ended(s.task_set, kTaskSet);
   int64_t oldest = now;
   for (size_t k = 0; k < n; ++k) {
@@ -376,7 +424,7 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
       if (e.type == kTaskEnd) ended.Insert(Get64(p));
     });
   }
-  Emitter em{o, static_cast<int>(getpid())};
+  Emitter em{o, static_cast<int>(getpid()), CurrentClockMap()};
   o.Raw("{\"traceEvents\":[");
   char comm[64];
   ReadSmallFile("/proc/self/comm", comm, sizeof comm);
@@ -419,9 +467,16 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
       ForEachEvent(w, s.order[k], [&](const EventHeader& e, const uint8_t* p) {
         switch (e.type) {
           case kRegionBegin:
-            if (depth < kMaxOpen) open[depth++] = {e.ts, Get64(p), reinterpret_cast<const char*>(p + 8), e.aux};
+          case kRegionBeginId:
+            if (depth < kMaxOpen) {
+              const std::string_view name = e.type == kRegionBeginId
+                                                ? InternedName(e.aux)
+                                                : std::string_view{reinterpret_cast<const char*>(p + 8), e.aux};
+              open[depth++] = {e.ts, Get64(p), name.data(), static_cast<uint32_t>(name.size())};
+            }
             break;
-          case kRegionEnd: {
+          case kRegionEnd:
+          case kRegionEndId: {
             const int64_t begin = static_cast<int64_t>(Get64(p));
             for (size_t d = depth; d > 0; --d) {
               if (open[d - 1].ts == begin) {
@@ -430,9 +485,9 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
               }
             }
             em.Begin("X", "region", tid, begin);
-            o.Raw(",\"dur\":");
-            o.Micros(e.ts - begin);
-            em.Name({reinterpret_cast<const char*>(p + 16), e.aux});
+            em.Dur(begin, e.ts);
+            em.Name(e.type == kRegionEndId ? InternedName(e.aux)
+                                           : std::string_view{reinterpret_cast<const char*>(p + 16), e.aux});
             o.Raw(",\"args\":{\"task\":");
             o.Uint(Get64(p + 8));
             o.Raw("}}");
@@ -508,16 +563,25 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
             }
             o.Raw("}}");
             break;
+          case kAlloc:
+            em.Begin("i", "alloc", tid, e.ts);
+            o.Raw(",\"s\":\"t\",\"name\":\"allocation\",\"args\":{\"size\":");
+            o.Uint(Get64(p));
+            o.Raw(",\"address\":");
+            o.Hex(Get64(p + 8));
+            o.Raw(",");
+            em.Stack(namer, p + 16, e.aux, true);
+            o.Raw("}}");
+            break;
           case kWait: {
             const int64_t begin = static_cast<int64_t>(Get64(p));
             uint32_t wlen;
             std::memcpy(&wlen, p + 8, 4);
             em.Begin("X", "wait", tid, begin);
-            o.Raw(",\"dur\":");
-            o.Micros(e.ts - begin);
+            em.Dur(begin, e.ts);
             em.Name({reinterpret_cast<const char*>(p + 16 + 8 * e.aux), wlen});
             o.Raw(",\"args\":{");
-            em.Stack(namer, p + 16, e.aux);
+            em.Stack(namer, p + 16, e.aux, true);
             o.Raw("}}");
             break;
           }
@@ -529,8 +593,7 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
     // Regions still open at the snapshot end there, marked open.
     for (size_t d = 0; d < depth; ++d) {
       em.Begin("X", "region", tid, open[d].ts);
-      o.Raw(",\"dur\":");
-      o.Micros(now - open[d].ts);
+      em.Dur(open[d].ts, now);
       em.Name({open[d].name, open[d].len});
       o.Raw(",\"args\":{\"task\":");
       o.Uint(open[d].task);
@@ -540,9 +603,9 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
   }
   const WindowStats& st = w.stats();
   o.Raw("\n],\"displayTimeUnit\":\"ns\",\"otherData\":{\"recorder\":\"libdump flight recorder\",\"window_start_us\":");
-  o.Micros(oldest);
+  o.Micros(em.clock.Ns(oldest));
   o.Raw(",\"window_end_us\":");
-  o.Micros(now);
+  o.Micros(em.clock.Ns(now));
   o.Raw(",\"dropped\":");
   o.Uint(st.dropped.load(std::memory_order_relaxed));
   if (sig != 0) {
@@ -581,7 +644,7 @@ struct StackHash {
 bool WritePprof(Session& s, int fd) {
   std::unordered_map<std::vector<uintptr_t>, uint64_t, StackHash> counts;
   Window& w = *s.window;
-  int64_t oldest = NowNs(), newest = 0;
+  int64_t oldest = Ticks(), newest = 0;
   w.snapshotting().store(true, std::memory_order_seq_cst);
   const size_t n = w.Pin(s.order);
   for (size_t k = 0; k < n; ++k) {
@@ -601,8 +664,9 @@ bool WritePprof(Session& s, int fd) {
   timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);
   const int64_t realtime = int64_t{rt.tv_sec} * 1000000000 + rt.tv_nsec;
-  const int64_t span = newest > oldest ? newest - oldest : 0;
-  b.set_time_nanos(realtime - (NowNs() - oldest));
+  const ClockMap clock = CurrentClockMap();
+  const int64_t span = newest > oldest ? clock.Ns(newest) - clock.Ns(oldest) : 0;
+  b.set_time_nanos(realtime - (NowNs() - clock.Ns(oldest)));
   b.set_duration_nanos(span);
   b.AddComment("libdump flight recorder window");
   ProfileSymbolizer sym(b);
@@ -635,6 +699,8 @@ void ForkChild() {
   // The recorder's thread and timers stay in the parent: the child records
   // nothing (its session is left behind, never joined).
   SetTraceOn(false);
+  g_wait_profiling.fetch_and(~kFlightWaits, std::memory_order_relaxed);
+  g_wait_threshold.store(INT64_MAX, std::memory_order_relaxed);
   g_window.store(nullptr, std::memory_order_relaxed);
   g_live.store(nullptr, std::memory_order_relaxed);
   if (g_session != nullptr) {
@@ -648,23 +714,43 @@ void ForkChild() {
 
 }  // namespace
 
-int64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t{ts.tv_sec} * 1000000000 + ts.tv_nsec;
-}
+int64_t NowNs() { return MonotonicNs(); }
 
 void RecordWait(const char* what, int64_t begin_ns, int64_t end_ns, const uintptr_t* pcs, size_t n) {
   if (!TraceOn()) return;
   n = std::min(n, kMaxFrames);
   const size_t len = strnlen(what, kMaxName);
-  Append(kWait, static_cast<uint32_t>(n), 16 + 8 * n + len, end_ns, [&](uint8_t* p) {
-    Put64(p, static_cast<uint64_t>(begin_ns));
+  // The waits' times come from CLOCK_MONOTONIC: into ticks, by the map a
+  // snapshot takes them back with.
+  const ClockMap clock = CurrentClockMap();
+  Append(kWait, static_cast<uint32_t>(n), 16 + 8 * n + len, clock.Ticks(end_ns), [&](uint8_t* p) {
+    Put64(p, static_cast<uint64_t>(clock.Ticks(begin_ns)));
     const uint64_t l = len;
     Put64(p, l);
     std::memcpy(p, pcs, 8 * n);
     std::memcpy(p + 8 * n, what, len);
   });
+}
+
+void SetWaitThreshold(int64_t ns) {
+  g_wait_threshold_setting.store(ns, std::memory_order_relaxed);
+  if (Recording()) g_wait_threshold.store(ns, std::memory_order_relaxed);
+}
+
+bool WantsWait(int64_t ns) { return ns >= g_wait_threshold.load(std::memory_order_relaxed); }
+
+void RecordAllocation(const void* p, size_t size, const uintptr_t* pcs, size_t n) {
+  if (__builtin_expect(!TraceOn(), 1)) return;
+  n = std::min(n, kMaxFrames);
+  ThreadWriter& tw = CurrentWriter();
+  const bool was = tw.in_hook;
+  tw.in_hook = true;  // inside the allocator: arm no timer (that locks and allocates)
+  Append(kAlloc, static_cast<uint32_t>(n), 16 + 8 * n, Ticks(), [&](uint8_t* d) {
+    Put64(d, size);
+    Put64(d, reinterpret_cast<uintptr_t>(p));
+    std::memcpy(d, pcs, 8 * n);
+  });
+  tw.in_hook = was;
 }
 
 bool Recording() { return g_live.load(std::memory_order_acquire) != nullptr; }
@@ -746,6 +832,7 @@ bool FlightRecorder::Start() {
     errno = ENOMEM;
     return false;
   };
+  CalibrateClock();
   if (!s->window->Init(max_bytes_, ++g_generation)) return fail();
   s->scratch_bytes = (s->window->chunks() * sizeof(uint32_t) + kTaskSet * 8 + 4095) & ~size_t{4095};
   void* scratch_mem = mmap(nullptr, s->scratch_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -757,6 +844,14 @@ bool FlightRecorder::Start() {
   SetTraceOn(true);
   s->engine.Start(1000000000 / kCpuHz);
   samplers::SetSigprofHook(OnTick);
+  // Long waits from the pthread interposition (when it is linked), and the
+  // heap profiler's sampled allocations (with libdump's allocator, whose
+  // sampling, like Go's MemProfileRate, is then on).
+  // libunwind's first call takes ~1 ms and some memory: only where waits come.
+  if (&WaitsInterposed != nullptr) samplers::WarmWaitStackCapture();
+  g_wait_threshold.store(g_wait_threshold_setting.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  samplers::g_wait_profiling.fetch_or(samplers::kFlightWaits, std::memory_order_relaxed);
+  InstallHeapProfiler();
   ArmThreads(s);
   s->thread = std::thread(Run, s);
   g_session = s;
@@ -773,6 +868,8 @@ bool FlightRecorder::Stop() {
     return false;
   }
   SetTraceOn(false);
+  samplers::g_wait_profiling.fetch_and(~samplers::kFlightWaits, std::memory_order_relaxed);
+  g_wait_threshold.store(INT64_MAX, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> l(s->mu);
     s->stop = true;
@@ -827,7 +924,7 @@ FlightRecorderStats GetFlightRecorderStats() {
 }
 
 extern "C" int64_t libdump_region_begin_slow(const char* name, uint64_t task) {
-  const int64_t ts = NowNs();
+  const int64_t ts = Ticks();
   const size_t len = strnlen(name, kMaxName);
   Append(kRegionBegin, static_cast<uint32_t>(len), 8 + len, ts, [&](uint8_t* p) {
     Put64(p, task);
@@ -838,16 +935,32 @@ extern "C" int64_t libdump_region_begin_slow(const char* name, uint64_t task) {
 
 extern "C" void libdump_region_end_slow(const char* name, int64_t begin, uint64_t task) {
   const size_t len = strnlen(name, kMaxName);
-  Append(kRegionEnd, static_cast<uint32_t>(len), 16 + len, NowNs(), [&](uint8_t* p) {
+  Append(kRegionEnd, static_cast<uint32_t>(len), 16 + len, Ticks(), [&](uint8_t* p) {
     Put64(p, static_cast<uint64_t>(begin));
     Put64(p, task);
     std::memcpy(p, name, len);
   });
 }
 
+extern "C" uint32_t libdump_trace_intern(const char* name) { return Intern(name); }
+
+// The interned regions: fixed-size events, no string to measure or copy.
+extern "C" int64_t libdump_region_begin_id_slow(uint32_t name_id, uint64_t task) {
+  const int64_t ts = Ticks();
+  Append(kRegionBeginId, name_id, 8, ts, [&](uint8_t* p) { Put64(p, task); });
+  return ts;
+}
+
+extern "C" void libdump_region_end_id_slow(uint32_t name_id, int64_t begin, uint64_t task) {
+  Append(kRegionEndId, name_id, 16, Ticks(), [&](uint8_t* p) {
+    Put64(p, static_cast<uint64_t>(begin));
+    Put64(p, task);
+  });
+}
+
 extern "C" uint64_t libdump_task_begin_slow(const char* name, uint64_t parent, int64_t* begin) {
   const uint64_t id = g_next_task.fetch_add(1, std::memory_order_relaxed);
-  const int64_t ts = NowNs();
+  const int64_t ts = Ticks();
   *begin = ts;
   const size_t len = strnlen(name, kMaxName);
   Append(kTaskBegin, static_cast<uint32_t>(len), 16 + len, ts, [&](uint8_t* p) {
@@ -860,7 +973,7 @@ extern "C" uint64_t libdump_task_begin_slow(const char* name, uint64_t parent, i
 
 extern "C" void libdump_task_end_slow(const char* name, uint64_t id, int64_t begin) {
   const size_t len = strnlen(name, kMaxName);
-  Append(kTaskEnd, static_cast<uint32_t>(len), 16 + len, NowNs(), [&](uint8_t* p) {
+  Append(kTaskEnd, static_cast<uint32_t>(len), 16 + len, Ticks(), [&](uint8_t* p) {
     Put64(p, id);
     Put64(p, static_cast<uint64_t>(begin));
     std::memcpy(p, name, len);
@@ -870,7 +983,7 @@ extern "C" void libdump_task_end_slow(const char* name, uint64_t id, int64_t beg
 extern "C" void libdump_trace_log_slow(const char* category, const char* message, uint64_t task) {
   const uint32_t clen = static_cast<uint32_t>(strnlen(category, kMaxName));
   const uint32_t tlen = static_cast<uint32_t>(strnlen(message, kMaxText));
-  Append(kLog, 0, 16 + clen + tlen, NowNs(), [&](uint8_t* p) {
+  Append(kLog, 0, 16 + clen + tlen, Ticks(), [&](uint8_t* p) {
     Put64(p, task);
     std::memcpy(p, &clen, 4);
     std::memcpy(p + 4, &tlen, 4);

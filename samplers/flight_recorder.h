@@ -16,6 +16,18 @@ int64_t NowNs();  // CLOCK_MONOTONIC, the timeline of every event
 // relaxed load when no recorder runs.
 void RecordWait(const char* what, int64_t begin_ns, int64_t end_ns, const uintptr_t* pcs, size_t n);
 
+// Blocked waits the pthread interposition (pthread_interpose.cc, through
+// the block profiler's RecordBlockEvent) reports: while a recorder runs,
+// those of at least the threshold (default 10 ms, as JFR's) go to the
+// window, named "blocked", with their stacks. WantsWait: one relaxed load.
+void SetWaitThreshold(int64_t ns);
+bool WantsWait(int64_t ns);
+
+// An allocation the heap profiler sampled (size bytes at p, its stack),
+// from inside the allocator: no allocation, no lock. One relaxed load when
+// no recorder runs.
+void RecordAllocation(const void* p, size_t size, const uintptr_t* pcs, size_t n);
+
 // Writes the window as Trace Event JSON to fd without allocating or taking
 // a lock (the crash handler's path): stacks as hex addresses, with the
 // process's mappings beside them. sig names the signal in the trace (0:

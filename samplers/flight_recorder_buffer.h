@@ -35,6 +35,9 @@ enum EventType : uint16_t {
   kCpuSample,        // u64 weight; aux pcs
   kHeap,             // u64 in use; u64 allocated; u64 released
   kWait,             // i64 begin; aux pcs; what
+  kRegionBeginId,    // u64 task; aux the interned name (flight_recorder_names.h)
+  kRegionEndId,      // i64 begin; u64 task; aux the interned name
+  kAlloc,            // u64 size; u64 address; aux pcs
 };
 
 // Every event starts with this; size covers the whole event, a multiple of 8.
@@ -42,7 +45,7 @@ struct EventHeader {
   uint16_t type;
   uint16_t size;
   uint32_t aux;  // a length, or a count of pcs
-  int64_t ts;    // CLOCK_MONOTONIC ns
+  int64_t ts;    // Ticks() (flight_recorder_clock.h)
 };
 static_assert(sizeof(EventHeader) == 16);
 
@@ -87,16 +90,24 @@ struct WindowStats {
 };
 
 // Per-thread writer state: plain data in initial-exec TLS, so the SIGPROF
-// and crash handlers can use it.
+// and crash handlers can use it. The owner keeps its chunk's fill level
+// here (nobody else writes it while the chunk is owned): an append reads
+// no shared line but its chunk header's, which it alone writes.
 struct ThreadWriter {
+  uint8_t* base;        // the chunk's data, valid when has_chunk
+  ChunkHeader* header;  // and its header
   uint64_t generation;  // of the window the chunk belongs to
+  uint32_t used;        // bytes of data published
+  uint32_t pending;     // size of the event between Reserve and Commit
+  int64_t pending_ts;
   uint32_t chunk;       // index, valid when has_chunk
   uint32_t tid;
   bool has_chunk;
   volatile bool busy;   // an append is in progress: a handler on this thread must not append
-  bool in_tick;         // inside the SIGPROF handler
+  bool in_hook;         // inside the SIGPROF handler or a sample hook: arm no timer
 };
-ThreadWriter& CurrentWriter();
+extern constinit thread_local ThreadWriter t_flight_writer __attribute__((tls_model("initial-exec")));
+inline ThreadWriter& CurrentWriter() { return t_flight_writer; }
 
 class Window {
  public:
@@ -108,8 +119,28 @@ class Window {
   // thread's chunk and returns where to write the payload, or nullptr (the
   // event is dropped). Commit publishes it. Async-signal-safe; the caller
   // sets w.busy around Reserve..Commit.
-  uint8_t* Reserve(ThreadWriter& w, uint16_t type, uint32_t aux, int64_t ts, size_t payload);
-  void Commit(ThreadWriter& w);
+  // The fast path is inline: a compare against the thread's own fill level,
+  // the header's stores, and at Commit two stores to the chunk's header (the
+  // bytes published with release).
+  uint8_t* Reserve(ThreadWriter& w, uint16_t type, uint32_t aux, int64_t ts, size_t payload) {
+    const uint32_t size = static_cast<uint32_t>((sizeof(EventHeader) + payload + 7) & ~size_t{7});
+    if (__builtin_expect(!w.has_chunk || w.generation != generation_ || w.used + size > kChunkBytes, 0)) {
+      if (!ReserveSlow(w, size)) return nullptr;
+    }
+    auto* e = reinterpret_cast<EventHeader*>(w.base + w.used);
+    e->type = type;
+    e->size = static_cast<uint16_t>(size);
+    e->aux = aux;
+    e->ts = ts;
+    w.pending = size;
+    w.pending_ts = ts;
+    return reinterpret_cast<uint8_t*>(e + 1);
+  }
+  void Commit(ThreadWriter& w) {
+    w.used += w.pending;
+    w.header->last_ts.store(w.pending_ts, std::memory_order_relaxed);  // for Age, read once sealed
+    w.header->used.store(w.used, std::memory_order_release);
+  }
 
   // Recorder thread: chunks of threads that have exited are sealed (their
   // tids reported to on_exit), sealed chunks whose newest event is older
@@ -132,6 +163,7 @@ class Window {
   std::atomic<bool>& snapshotting() { return snapshotting_; }
 
  private:
+  bool ReserveSlow(ThreadWriter& w, uint32_t size);
   bool TakeChunk(ThreadWriter& w);
   void Seal(uint32_t i);
 

@@ -112,6 +112,11 @@ bool StartFromEnvironment() {
     if (ParseDuration(a, &d)) recorder->SetMinAge(d);
     else std::fprintf(stderr, "libdump: LIBDUMP_FLIGHT_RECORDER_MIN_AGE=%s: not a duration (10s, 500ms)\n", a);
   }
+  if (const char* a = env::Get("LIBDUMP_FLIGHT_RECORDER_WAIT_THRESHOLD")) {
+    std::chrono::nanoseconds d;
+    if (ParseDuration(a, &d)) SetWaitThreshold(d.count());
+    else std::fprintf(stderr, "libdump: LIBDUMP_FLIGHT_RECORDER_WAIT_THRESHOLD=%s: not a duration (10ms, 500us)\n", a);
+  }
   if (!recorder->Start()) {
     std::fprintf(stderr, "libdump: flight recorder not started: %s\n", std::strerror(errno));
     return false;

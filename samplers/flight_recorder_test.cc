@@ -136,6 +136,64 @@ TEST(FlightRecorder, RegionsTasksAndLogsAcrossThreads) {
   unlink(path.c_str());
 }
 
+// Regions named by an interned trace::Name: the snapshot names them from
+// the table, nested, across threads, and one still open at the snapshot.
+constinit trace::Name kNamedOuter("named-outer");
+constinit trace::Name kNamedInner("named-inner");
+TEST(FlightRecorder, InternedRegionNames) {
+  FlightRecorder r;
+  ASSERT_TRUE(r.Start());
+  {
+    trace::Region outer(kNamedOuter);
+    std::this_thread::sleep_for(milliseconds(20));
+    for (int i = 0; i < 3; ++i) {
+      trace::Region inner(kNamedInner);
+      std::this_thread::sleep_for(milliseconds(5));
+    }
+  }
+  std::thread t([] {
+    pthread_setname_np(pthread_self(), "fr-named");
+    trace::Region other(kNamedInner);
+    std::this_thread::sleep_for(milliseconds(5));
+  });
+  t.join();
+  EXPECT_NE(kNamedOuter.id(), 0u);
+  EXPECT_NE(kNamedOuter.id(), kNamedInner.id());
+  trace::Region open(kNamedOuter, 7);
+  const std::string path = TempPath("fr_named");
+  const std::string json = Snapshot(r, path);
+  r.Stop();
+  EXPECT_EQ(CheckTrace(path, "--region-at-least named-outer=35 --region-at-least named-inner=5 --thread fr-named"), 0);
+  EXPECT_NE(json.find(R"("name":"named-outer","args":{"task":7,"open":true})"), std::string::npos);
+  size_t inner = 0;
+  for (size_t at = json.find(R"("name":"named-inner")"); at != std::string::npos;
+       at = json.find(R"("name":"named-inner")", at + 1)) {
+    ++inner;
+  }
+  EXPECT_EQ(inner, 4u);
+  unlink(path.c_str());
+}
+
+// With the process's table of names full, a trace::Name's regions copy
+// their name as a string-named region does.
+TEST(FlightRecorder, NamesPastTheTableAreCopied) {
+  while (libdump_trace_intern("filler") != 0) {
+  }
+  static constinit trace::Name late("late-name");
+  FlightRecorder r;
+  ASSERT_TRUE(r.Start());
+  for (int i = 0; i < 2; ++i) trace::Region x(late);
+  EXPECT_EQ(late.id(), 0u);
+  const std::string path = TempPath("fr_late");
+  const std::string json = Snapshot(r, path);
+  r.Stop();
+  EXPECT_EQ(CheckTrace(path), 0);
+  size_t n = 0;
+  for (size_t at = json.find(R"("name":"late-name")"); at != std::string::npos; at = json.find(R"("name":"late-name")", at + 1)) ++n;
+  EXPECT_EQ(n, 2u);
+  unlink(path.c_str());
+}
+
 TEST(FlightRecorder, ASecondConcurrentWriteToIsBusy) {
   FlightRecorder r;
   r.SetMaxBytes(2 << 20);

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "alloc_stack.h"
+#include "flight_recorder.h"
 #include "own_allocations.h"
 #include "sampler_interface.h"
 #include "symbolize.h"
@@ -99,6 +100,7 @@ uintptr_t OnSampledAllocation(void* p, size_t size, bool keeps_token) {
     n = 1;
   } else {
     n = CaptureAllocationStack(pcs, kMaxFrames);
+    flight::RecordAllocation(p, size, pcs, n);  // one relaxed load when no recorder runs
   }
   return t->RecordAlloc(p, size, g_hook.rate.load(std::memory_order_relaxed), pcs, n, !keeps_token);
 }

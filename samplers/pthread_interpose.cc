@@ -43,7 +43,7 @@ class Wait {
     t_wait.in_profiler = true;
     const int64_t t1 = WaitClockNs();
     if (mutex_sampled_) MutexWaitEnd(obj_, t0_, t1);
-    if ((flags_ & kBlockProfiling) != 0) RecordBlockEvent(t0_, t1);
+    if ((flags_ & (kBlockProfiling | kFlightWaits)) != 0) RecordBlockEvent(t0_, t1);
     t_wait.in_profiler = false;
     errno = saved;
   }

@@ -12,6 +12,7 @@ namespace libdump::samplers {
 
 inline constexpr int kBlockProfiling = 1;  // SetBlockProfileRate(> 0)
 inline constexpr int kMutexProfiling = 2;  // SetMutexProfileFraction(> 0)
+inline constexpr int kFlightWaits = 4;     // a flight recorder runs: long waits go to its window
 extern std::atomic<int> g_wait_profiling;
 
 // Per thread. in_profiler: the thread is inside the profilers' own code
@@ -41,7 +42,7 @@ void SetWaitSamplingSeed(uint64_t seed);
 // The interposition's calls into the profilers, each made with
 // t_wait.in_profiler set. A wait that began at t0 (WaitClockNs) and ended
 // at t1, on lock (a mutex, rwlock, condition variable, semaphore, barrier or
-// thread), for the block profile:
+// thread), for the block profile and the flight recorder (kFlightWaits):
 void RecordBlockEvent(int64_t t0, int64_t t1);
 // Mutex profile: a contended acquisition of mutex or rwlock `lock` begins at
 // t0; true if it was sampled (then MutexWaitEnd must follow).

@@ -28,6 +28,13 @@ void libdump_region_end_slow(const char* name, int64_t begin, uint64_t task);
 uint64_t libdump_task_begin_slow(const char* name, uint64_t parent, int64_t* begin);
 void libdump_task_end_slow(const char* name, uint64_t id, int64_t begin);
 void libdump_trace_log_slow(const char* category, const char* message, uint64_t task);
+// Interned region names: libdump_trace_intern copies name once and returns
+// its id (0 if the process's table of 4096 names is full); a region named
+// by id records 4 bytes instead of its name. Keep the id in a static per
+// call site (libdump::trace::Name does).
+uint32_t libdump_trace_intern(const char* name);
+int64_t libdump_region_begin_id_slow(uint32_t name_id, uint64_t task);
+void libdump_region_end_id_slow(uint32_t name_id, int64_t begin, uint64_t task);
 
 // The C API, inline so that an annotation costs a load and a branch while
 // no recorder runs. A region is begun into a caller-owned struct and ended
@@ -141,6 +148,34 @@ class Task {
   int64_t begin_ = 0;
 };
 
+// A region name interned at its call site's first recorded region, for the
+// cheapest regions: a static per call site,
+//   static constinit libdump::trace::Name kParse("parse");
+//   libdump::trace::Region r(kParse);
+// records an id, not the string (docs/FLIGHT_RECORDER.md, "Cost").
+class Name {
+ public:
+  explicit constexpr Name(const char* name) : name_(name) {}
+  const char* str() const { return name_; }
+  // The interned id; 0 if the table is full (the region then copies str()).
+  uint32_t id() const {
+    uint32_t id = __atomic_load_n(&id_, __ATOMIC_RELAXED);
+    if (__builtin_expect(id == 0, 0)) id = Intern();
+    return id == kNotInterned ? 0 : id;
+  }
+
+ private:
+  static constexpr uint32_t kNotInterned = ~0u;  // the table was full: not asked again
+  uint32_t Intern() const {
+    uint32_t id = libdump_trace_intern(name_);
+    if (id == 0) id = kNotInterned;
+    __atomic_store_n(&id_, id, __ATOMIC_RELAXED);
+    return id;
+  }
+  const char* name_;
+  mutable uint32_t id_ = 0;
+};
+
 // A timed section of one thread (trace.WithRegion), nestable. name must
 // outlive the region (a literal, typically).
 class Region {
@@ -149,8 +184,18 @@ class Region {
     if (__builtin_expect(IsEnabled(), 0)) begin_ = libdump_region_begin_slow(name, task);
   }
   Region(const char* name, const Task& task) : Region(name, task.id()) {}
+  explicit Region(const Name& name, uint64_t task = 0) : name_(name.str()), task_(task) {
+    if (__builtin_expect(IsEnabled(), 0)) {
+      id_ = name.id();
+      begin_ = id_ != 0 ? libdump_region_begin_id_slow(id_, task) : libdump_region_begin_slow(name_, task);
+    }
+  }
+  Region(const Name& name, const Task& task) : Region(name, task.id()) {}
   ~Region() {
-    if (begin_ != 0) libdump_region_end_slow(name_, begin_, task_);
+    if (begin_ != 0) {
+      if (id_ != 0) libdump_region_end_id_slow(id_, begin_, task_);
+      else libdump_region_end_slow(name_, begin_, task_);
+    }
   }
   Region(const Region&) = delete;
   Region& operator=(const Region&) = delete;
@@ -159,6 +204,7 @@ class Region {
   const char* name_;
   uint64_t task_;
   int64_t begin_ = 0;
+  uint32_t id_ = 0;
 };
 
 // A message with a category (trace.Log).

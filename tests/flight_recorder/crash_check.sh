@@ -4,7 +4,8 @@
 #   crash_check.sh PHASES_PROGRAM WORKDIR PRELOAD_LIB
 # 1. SIGSEGV: the process still dies of SIGSEGV (status 139), and the
 #    snapshot it wrote holds worker-a's 200 ms region, worker-b's 50 ms lock
-#    wait (region and wait) within 5 %, names both threads, has heap
+#    wait (the region, and the "blocked" wait the pthread interposition
+#    reports) within 5 %, names both threads, has heap
 #    counters, names the signal, and passes the structural check.
 # 2. abort(): dies of SIGABRT (134), snapshot written too.
 # 3. An existing file is not overwritten (O_EXCL), the process still dies.
@@ -40,7 +41,7 @@ check_phases() {  # trace stdout_of_program extra_args...
     { echo "phases shorter than nominal: phase-a $a ms, lock-wait $b ms"; return 1; }
   echo "measured by the program: phase-a $a ms, lock-wait $b ms"
   python3 "$H/check_trace.py" "$trace" --region "phase-a=$a" --region "lock-wait=$b" \
-    --wait "mutex=$b" --thread worker-a --thread worker-b --heap "$@"
+    --wait "blocked=$b" --thread worker-a --thread worker-b --heap "$@"
 }
 
 run_crash() {  # mode expected_status
@@ -71,6 +72,15 @@ LIBDUMP_FLIGHT_RECORDER_ON_CRASH="$D/link.json" "$P" crash /dev/null /dev/null >
 "$P" snapshot "$D/snapshot.json" "$D/window.pprof" >"$D/snapshot.stdout" || fail "snapshot: exit status $?"
 check_phases "$D/snapshot.json" "$D/snapshot.stdout" --cpu || fail "snapshot: check_trace.py"
 grep -q 'PhasesBurn' "$D/snapshot.json" || fail "snapshot: no symbolized PhasesBurn in the CPU samples"
+# worker-b's wait came from the pthread interposition, with the stack that
+# waited, libdump's frames cut: the thread's lambda, where std::mutex::lock
+# (inline) called pthread_mutex_lock.
+python3 -c '
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+w = [e for e in ev if e.get("cat") == "wait" and e.get("name") == "blocked"]
+sys.exit(0 if any("main::{lambda()#2}" in e["args"]["stack"][0] for e in w) else 1)' "$D/snapshot.json" ||
+  fail "snapshot: no blocked wait whose stack starts in the lambda of worker-b"
 if command -v go >/dev/null 2>&1; then
   export HOME=${HOME:-$D} GOCACHE=${GOCACHE:-$D/gocache}
   go tool pprof -top "$P" "$D/window.pprof" >"$D/pprof.top" 2>&1 || fail "go tool pprof -top failed: $(head -3 "$D/pprof.top")"
@@ -81,7 +91,7 @@ fi
 
 # speedscope in headless Chromium: thread profiles and their regions.
 node "$H/speedscope_check.mjs" "$D/crash.json" worker-a:phase-a worker-b:lock-wait flight_recorder:crashing \
-  -- "$D/snapshot.json" worker-a:phase-a worker-b:lock-wait worker-b:mutex flight_recorder:main-before-end ||
+  -- "$D/snapshot.json" worker-a:phase-a worker-b:lock-wait worker-b:blocked flight_recorder:main-before-end ||
   fail "speedscope (headless chromium)"
 
 # The preload, in bash.

@@ -1,7 +1,8 @@
 // A program with known phases for the flight recorder's crash test: thread
 // "worker-a" spends 200 ms in region "phase-a", thread "worker-b" waits
-// 50 ms for a mutex the main thread holds (region "lock-wait", and the same
-// wait through the block profiler's hook), a task spans both threads, then
+// 50 ms for a mutex the main thread holds (region "lock-wait"; the pthread
+// interposition linked in reports the same wait, "blocked", to the
+// recorder's window with its stack), a task spans both threads, then
 // the main thread crashes. The recorder is started from the environment as
 // the preload would (LIBDUMP_FLIGHT_RECORDER_ON_CRASH=path).
 //
@@ -88,7 +89,6 @@ int main(int argc, char** argv) {
   std::thread b([task_id, &b_ms] {
     pthread_setname_np(pthread_self(), "worker-b");
     libdump::trace::Log("phase", "b waits", task_id);
-    const int64_t begin = libdump::samplers::flight::NowNs();
     const auto t0 = Clock::now();
     {
       libdump::trace::Region r("lock-wait", task_id);
@@ -96,8 +96,6 @@ int main(int argc, char** argv) {
       std::lock_guard<std::mutex> g(g_mu);
     }
     b_ms = Ms(Clock::now() - t0);
-    const uintptr_t pcs[] = {reinterpret_cast<uintptr_t>(&PhasesBurn) + 1};
-    libdump::samplers::flight::RecordWait("mutex", begin, libdump::samplers::flight::NowNs(), pcs, 1);
   });
   // The mutex is released 50 ms after thread b began to wait for it; the
   // last millisecond spun, so that only b's wake-up adds to the 50 ms.
