@@ -5,7 +5,7 @@
 
 # libdump::<name> for every exported target, archives named libdump_<name>.a
 # (not liblibdump_<name>.a).
-foreach(name format hprof hprof_reader pprof heap heapdump capture output env samplers pthread_interpose debug_server)
+foreach(name format hprof hprof_reader pprof heap heapdump capture output env proc samplers pthread_interpose debug_server)
   if(TARGET libdump_${name})
     set_target_properties(libdump_${name} PROPERTIES OUTPUT_NAME dump_${name} EXPORT_NAME ${name})
   endif()

@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "sample_records_testutil.h"
+#include "testing/sample_records_testutil.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 

@@ -13,8 +13,8 @@
 #include "libdump/format/reader.h"
 #include "libdump/format/sink.h"
 #include "libdump/format/writer.h"
-#include "sample_records_testutil.h"
-#include "temp_file_testutil.h"
+#include "testing/sample_records_testutil.h"
+#include "testing/temp_file_testutil.h"
 
 namespace libdump::format {
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "libdump/format/uvarint.h"
-#include "sample_records_testutil.h"
+#include "testing/sample_records_testutil.h"
 
 namespace libdump::format {
 namespace {

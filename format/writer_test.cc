@@ -9,7 +9,7 @@
 
 #include "libdump/format/sink.h"
 #include "libdump/format/writer.h"
-#include "sample_records_testutil.h"
+#include "testing/sample_records_testutil.h"
 
 namespace libdump::format {
 namespace {

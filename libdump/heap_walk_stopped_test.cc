@@ -9,7 +9,7 @@
 #include <thread>
 #include <vector>
 
-#include "churning_threads_testutil.h"
+#include "testing/churning_threads_testutil.h"
 
 namespace libdump {
 namespace {

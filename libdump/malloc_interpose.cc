@@ -5,7 +5,6 @@
 // No libc header declaring malloc is included, so these definitions need not
 // match glibc's exception specifications.
 #include <errno.h>
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -14,6 +13,7 @@
 #include "allocator.h"
 #include "background_release.h"
 #include "libdump/heap.h"
+#include "maps_parser.h"
 
 #define LIBDUMP_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -30,18 +30,6 @@ struct Range {
 constexpr int kMaxPreinit = 512;
 Range g_preinit[kMaxPreinit];
 int g_npreinit = 0;
-char g_maps_buf[1 << 16];
-
-uintptr_t ParseHex(const char*& s, const char* end) {
-  uintptr_t v = 0;
-  for (; s < end; ++s) {
-    const char c = *s;
-    if (c >= '0' && c <= '9') v = v * 16 + static_cast<uintptr_t>(c - '0');
-    else if (c >= 'a' && c <= 'f') v = v * 16 + static_cast<uintptr_t>(c - 'a' + 10);
-    else break;
-  }
-  return v;
-}
 
 bool IsPowerOfTwo(size_t x) { return x != 0 && (x & (x - 1)) == 0; }
 
@@ -76,36 +64,14 @@ inline void* New(size_t size) {
 }  // namespace
 
 LIBDUMP_EXPORT void libdump_snapshot_preinit() {
-  const int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  size_t n = 0;
-  for (ssize_t r; n < sizeof g_maps_buf && (r = read(fd, g_maps_buf + n, sizeof g_maps_buf - n)) > 0;) {
-    n += static_cast<size_t>(r);
-  }
-  close(fd);
-  const char* s = g_maps_buf;
-  const char* end = g_maps_buf + n;
-  while (s < end && g_npreinit < kMaxPreinit) {
-    const uintptr_t lo = ParseHex(s, end);
-    if (s < end && *s == '-') ++s;
-    const uintptr_t hi = ParseHex(s, end);
+  libdump::proc::ForEachMapsLine([](const libdump::proc::MapsLine& m) {
     // The loader allocates from its own data pages and from anonymous
     // mappings: only those count, not stacks or other files.
-    const char* line_end = s;
-    while (line_end < end && *line_end != '\n') ++line_end;
-    int fields = 1;  // the range; then perms, offset, dev, inode, path
-    const char* path = line_end;
-    for (const char* q = s; q < line_end; ++q) {
-      if (q[0] == ' ' && q + 1 < line_end && q[1] != ' ' && ++fields == 6) {
-        path = q + 1;
-        break;
-      }
+    if (m.path.empty() || m.path.find("ld-linux") != std::string_view::npos) {
+      g_preinit[g_npreinit++] = Range{static_cast<uintptr_t>(m.start), static_cast<uintptr_t>(m.end)};
     }
-    bool loader = path == line_end;
-    for (const char* q = path; q + 8 <= line_end && !loader; ++q) loader = memcmp(q, "ld-linux", 8) == 0;
-    if (loader) g_preinit[g_npreinit++] = Range{lo, hi};
-    s = line_end + 1;
-  }
+    return g_npreinit < kMaxPreinit;
+  });
 }
 
 LIBDUMP_EXPORT bool libdump_preinit_pointer(const void* p, size_t* readable) {

@@ -1,7 +1,6 @@
 // The CPU profiler: per-thread CPU timers deliver SIGPROF, the handler pushes
 // the interrupted stack into a lock-free ring, a background thread drains the
 // ring into per-stack counts, and StopCPUProfile writes them as pprof.
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -32,6 +31,7 @@
 #include "sigprof_hook.h"
 #include "stack_walk.h"
 #include "symbolize.h"
+#include "thread_list.h"
 #include "unwind_table.h"
 
 namespace libdump {
@@ -138,18 +138,6 @@ void InstallHandler() {
   });
 }
 
-std::vector<pid_t> ListThreads() {
-  std::vector<pid_t> tids;
-  if (DIR* d = opendir("/proc/self/task")) {
-    while (dirent* e = readdir(d)) {
-      if (e->d_name[0] >= '0' && e->d_name[0] <= '9') tids.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
-    }
-    closedir(d);
-  }
-  std::sort(tids.begin(), tids.end());
-  return tids;
-}
-
 void Drain(Session& s) {
   SampleRing* ring = g_ring.load(std::memory_order_relaxed);
   std::vector<uintptr_t> key;
@@ -176,7 +164,7 @@ void Worker(Session* s) {
     if (UnwindTables::Stale()) UnwindTables::Refresh();
     UnwindTables::Reclaim();
     if (s->engine->per_thread()) {
-      const std::vector<pid_t> live = ListThreads();
+      const std::vector<pid_t> live = proc::ListThreads();
       s->engine->Prune(live);
       for (pid_t t : live) s->engine->AddThread(t, false);
     }
@@ -307,7 +295,7 @@ bool StartCPUProfile(int fd) {
   }
   g_engine.store(s->engine.get(), std::memory_order_release);
   if (s->engine->per_thread()) {
-    for (pid_t t : ListThreads()) s->engine->AddThread(t, false);
+    for (pid_t t : proc::ListThreads()) s->engine->AddThread(t, false);
   }
   s->worker = std::thread(Worker, s);
   g_session = s;

@@ -4,7 +4,6 @@
 // MinAge, and the writers of the window (Trace Event JSON, pprof).
 #include "flight_recorder.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
@@ -39,6 +38,7 @@
 #include "sigprof_hook.h"
 #include "stack_walk.h"
 #include "symbolize.h"
+#include "thread_list.h"
 #include "trace_event_json.h"
 
 // libdump's allocator, when it is in the process (weak, as in heap_profiler.cc).
@@ -199,14 +199,7 @@ void RecordHeap() {
 }
 
 void ArmThreads(Session* s) {
-  std::vector<pid_t> tids;
-  if (DIR* d = opendir("/proc/self/task")) {
-    while (dirent* e = readdir(d)) {
-      if (e->d_name[0] >= '0' && e->d_name[0] <= '9') tids.push_back(static_cast<pid_t>(std::atoi(e->d_name)));
-    }
-    closedir(d);
-  }
-  std::sort(tids.begin(), tids.end());
+  const std::vector<pid_t> tids = proc::ListThreads();
   s->engine.Prune(tids);
   for (pid_t t : tids) s->engine.AddThread(t, false);
 }

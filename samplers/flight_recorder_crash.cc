@@ -23,6 +23,7 @@
 #include <string>
 
 #include "env_var.h"
+#include "exclusive_file.h"
 #include "flight_recorder.h"
 #include "libdump/flight_recorder.h"
 #include "output_file.h"
@@ -51,7 +52,7 @@ void OnCrash(int sig, siginfo_t*, void*) {
   if (!Recording()) {
     // A forked child: the recorder stayed in the parent; no file.
   } else if (g_crash_writer.compare_exchange_strong(expected, me)) {
-    const int fd = open(g_crash_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    const int fd = output::CreateExclusive(g_crash_path, 0600);
     if (fd < 0) {
       Say("libdump: flight recorder crash snapshot not written: cannot create ", g_crash_path);
     } else {

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "churning_threads_testutil.h"
+#include "testing/churning_threads_testutil.h"
 #include "libdump/profiler.h"
 
 namespace libdump {

@@ -1,11 +1,11 @@
 #include "symbolize.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <cstring>
 
 #include <unistd.h>
 
+#include "maps_parser.h"
 #include "modules.h"
 #include "source_lines.h"
 #include "symbolizer.h"
@@ -14,21 +14,12 @@ namespace libdump::samplers {
 
 ProfileSymbolizer::ProfileSymbolizer(pprof::ProfileBuilder& builder) : b_(builder) {
   // Executable, file-backed mappings only: those are where pcs live.
-  if (FILE* f = std::fopen("/proc/self/maps", "re")) {
-    char line[4096];
-    while (std::fgets(line, sizeof line, f)) {
-      unsigned long long start, end, offset;
-      char perms[8];
-      int path_at = 0;
-      if (std::sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &start, &end, perms, &offset, &path_at) < 4) continue;
-      if (perms[2] != 'x' || path_at == 0) continue;
-      std::string path = line + path_at;
-      while (!path.empty() && (path.back() == '\n' || path.back() == ' ')) path.pop_back();
-      if (path.empty() || path[0] == '[') continue;
-      maps_.push_back({start, end, offset, std::move(path)});
+  proc::ForEachMapsLine([this](const proc::MapsLine& m) {
+    if (m.executable && !m.path.empty() && m.path[0] != '[') {
+      maps_.push_back({m.start, m.end, m.offset, std::string(m.path)});
     }
-    std::fclose(f);
-  }
+    return true;
+  });
   std::sort(maps_.begin(), maps_.end(), [](const Map& a, const Map& b) { return a.start < b.start; });
   modules_ = std::make_unique<std::vector<capture::Module>>(capture::LoadedModules());
   symbols_ = std::make_unique<capture::Symbolizer>(*modules_);

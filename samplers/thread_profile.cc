@@ -56,7 +56,7 @@ bool CaptureThreadStacks(std::vector<ThreadStack>* out) {
   ThreadStack self{};
   self.tid = static_cast<pid_t>(syscall(SYS_gettid));
   char name[16] = {};
-  capture::ReadThreadStat(self.tid, name, sizeof name, &self.state);
+  proc::ReadThreadStat(self.tid, name, sizeof name, &self.state);
   self.name = name;
   self.state = 'R';
   self.syscall = -1;

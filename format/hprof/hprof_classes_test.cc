@@ -6,7 +6,7 @@
 #include <set>
 #include <stdexcept>
 
-#include "hprof_test_reader.h"
+#include "testing/hprof_test_reader.h"
 #include "libdump/format/hprof_standard_classes.h"
 
 namespace libdump::format::hprof {

@@ -4,7 +4,7 @@
 
 #include <random>
 
-#include "hprof_reader_testutil.h"
+#include "testing/hprof_reader_testutil.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 

@@ -9,7 +9,7 @@
 #include <sstream>
 #include <string>
 
-#include "hprof_reader_testutil.h"
+#include "testing/hprof_reader_testutil.h"
 
 namespace libdump::format::hprof {
 namespace {

@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "hprof_test_reader.h"
+#include "testing/hprof_test_reader.h"
 
 namespace libdump::format::hprof {
 namespace {

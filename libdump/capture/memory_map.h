@@ -1,4 +1,4 @@
-// The process's mappings from /proc/self/maps, read with raw syscalls into
+// The process's mappings from /proc/self/maps (proc::ReadMaps), kept in
 // memory reserved beforehand, so it can be taken while threads are stopped.
 // The unwinder and the root scanners only touch memory this map says is
 // readable: a corrupt stack must not crash the process being dumped.

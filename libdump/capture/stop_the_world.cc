@@ -154,7 +154,7 @@ WorldStop::~WorldStop() {
 bool WorldStop::SignalNewThreads(bool* added) {
   *added = false;
   pid_t tids[512];
-  const long n = ListThreads(tids, 512);
+  const long n = proc::ListThreads(tids, 512);
   if (n < 0 || n > 512) {
     overflow_ = n > 512;
     return false;
@@ -173,11 +173,11 @@ bool WorldStop::SignalNewThreads(bool* added) {
     s.tid = tids[i];
     s.regs_addr = 0;
     s.thread_pointer = 0;
-    if (!ReadThreadStat(s.tid, s.name, sizeof s.name, &s.sched_state)) {
+    if (!proc::ReadThreadStat(s.tid, s.name, sizeof s.name, &s.sched_state)) {
       s.name[0] = '\0';
       s.sched_state = '?';
     }
-    s.syscall_nr = ReadThreadSyscall(s.tid);
+    s.syscall_nr = proc::ReadThreadSyscall(s.tid);
     s.state.store(static_cast<int>(StopState::kSignalled), std::memory_order_release);
     g_nslots.store(count_ + 1, std::memory_order_release);
     siginfo_t si;

@@ -176,7 +176,7 @@ void Dump::CaptureThreads(capture::WorldStop& stop) {
   ThreadInfo self{};
   self.tid = static_cast<pid_t>(syscall(SYS_gettid));
   self.id = reinterpret_cast<uint64_t>(__builtin_thread_pointer());
-  capture::ReadThreadStat(self.tid, self.name, sizeof self.name, &self.sched_state);
+  proc::ReadThreadStat(self.tid, self.name, sizeof self.name, &self.sched_state);
   self.sched_state = 'R';
   self.syscall_nr = -1;
   self.stop_state = static_cast<int>(StopState::kStopped);

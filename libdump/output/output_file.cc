@@ -1,12 +1,13 @@
 #include "output_file.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <unistd.h>
 
 #include <ctime>
 #include <utility>
+
+#include "exclusive_file.h"
 
 namespace libdump::output {
 
@@ -32,10 +33,9 @@ std::string ExpandPath(const char* pattern, bool* names_pid, uint64_t sequence) 
 
 PartialFile::PartialFile(std::string path, int mode, Existing existing)
     : path_(std::move(path)), partial_(path_ + ".partial"), existing_(existing) {
-  // O_EXCL: never an existing file (whose owner and mode would stay, and
-  // which may be another's); O_NOFOLLOW: a link there is refused, not
-  // followed (O_EXCL alone already fails on one, this says so twice).
-  fd_ = open(partial_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+  // Never an existing file (whose owner and mode would stay, and which may
+  // be another's), never through a link.
+  fd_ = CreateExclusive(partial_.c_str(), mode);
   if (fd_ < 0) error_ = errno;
 }
 
@@ -43,17 +43,11 @@ PartialFile::~PartialFile() {
   if (!committed_) Abandon();
 }
 
-// Without replacing: renameat2(RENAME_NOREPLACE), or link + unlink where the
-// file system does not have it; both fail with EEXIST instead of replacing.
 int PartialFile::CommitKeeping() {
   const std::string base = path_;
   for (int k = 0; k < 1000; ++k) {
     const std::string name = k == 0 ? base : base + "." + std::to_string(k);
-    int err = renameat2(AT_FDCWD, partial_.c_str(), AT_FDCWD, name.c_str(), RENAME_NOREPLACE) == 0 ? 0 : errno;
-    if (err == EINVAL || err == ENOSYS) {
-      err = link(partial_.c_str(), name.c_str()) == 0 ? 0 : errno;
-      if (err == 0) unlink(partial_.c_str());
-    }
+    const int err = RenameNoReplace(partial_.c_str(), name.c_str());
     if (err == 0) {
       path_ = name;
       return 0;
@@ -80,9 +74,8 @@ int PartialFile::Commit() {
 void PartialFile::Abandon() {
   // Only a file this object created is removed: fd_ < 0 means it never did.
   if (fd_ < 0) return;
-  close(fd_);
+  CloseAndRemove(fd_, partial_.c_str());
   fd_ = -1;
-  unlink(partial_.c_str());
 }
 
 }  // namespace libdump::output

@@ -1,6 +1,5 @@
 #include "output_file.h"
 
-#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <sys/random.h>
@@ -10,6 +9,8 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+
+#include "exclusive_file.h"
 
 namespace libdump::tools {
 namespace {
@@ -120,7 +121,7 @@ OutputFile::OutputFile(const OutputSpec& spec) : spec_(spec) {
       for (unsigned char c : rnd) temp_ += kChars[c % (sizeof kChars - 1)];
       if (temp_.size() >= PATH_MAX) Fail(spec_.path, "path too long");
       std::memcpy(g_slots[slot_].path, temp_.c_str(), temp_.size() + 1);
-      fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+      fd_ = output::CreateExclusive(temp_.c_str(), 0600);
       if (fd_ < 0 && errno != EEXIST) FailErrno(spec_.path, "cannot create a temporary file beside it");
     }
     if (fd_ < 0) Fail(spec_.path, "cannot create a temporary file beside it");
@@ -139,9 +140,8 @@ OutputFile::~OutputFile() {
 void OutputFile::Discard() {
   if (stdout_ || fd_ < 0) return;
   BlockSignals block;
-  ::close(fd_);
+  output::CloseAndRemove(fd_, temp_.c_str());
   fd_ = -1;
-  ::unlink(temp_.c_str());
   g_slots[slot_].used.store(false, std::memory_order_release);
 }
 
@@ -170,7 +170,7 @@ void OutputFile::Commit() {
   }
   // The target may have appeared or changed since the constructor looked.
   struct stat st;
-  int rc;
+  int err;
   if (::lstat(spec_.path.c_str(), &st) == 0) {
     try {
       CheckExisting(spec_, st);
@@ -179,22 +179,18 @@ void OutputFile::Commit() {
       g_slots[slot_].used.store(false, std::memory_order_release);
       throw;
     }
-    rc = ::rename(temp_.c_str(), spec_.path.c_str());
+    err = ::rename(temp_.c_str(), spec_.path.c_str()) == 0 ? 0 : errno;
+  } else if (spec_.force) {
+    err = ::rename(temp_.c_str(), spec_.path.c_str()) == 0 ? 0 : errno;
   } else {
-    // Without --force nothing may be replaced, even a file created a moment
-    // ago: RENAME_NOREPLACE, or link() where the file system lacks it.
-    rc = ::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, spec_.path.c_str(), spec_.force ? 0 : RENAME_NOREPLACE);
-    if (rc != 0 && errno == EINVAL && !spec_.force) {
-      rc = ::link(temp_.c_str(), spec_.path.c_str());
-      if (rc == 0) ::unlink(temp_.c_str());
-    }
+    // Without --force nothing may be replaced, even a file created a moment ago.
+    err = output::RenameNoReplace(temp_.c_str(), spec_.path.c_str());
   }
-  const int e = errno;
-  if (rc != 0) ::unlink(temp_.c_str());
+  if (err != 0) ::unlink(temp_.c_str());
   g_slots[slot_].used.store(false, std::memory_order_release);
-  if (rc != 0) {
-    errno = e;
-    if (e == EEXIST) Fail(spec_.path, "appeared while writing; not replaced");
+  if (err != 0) {
+    errno = err;
+    if (err == EEXIST) Fail(spec_.path, "appeared while writing; not replaced");
     FailErrno(spec_.path, "cannot rename the temporary file to it");
   }
 }

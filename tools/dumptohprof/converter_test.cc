@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "dump_catalog.h"
-#include "hprof_test_reader.h"
+#include "testing/hprof_test_reader.h"
 #include "libdump/format/reader.h"
 #include "libdump/format/sink.h"
 #include "libdump/format/writer.h"

@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "analyze.h"
-#include "hprof_reader_testutil.h"
+#include "testing/hprof_reader_testutil.h"
 #include "libdump/format/reader.h"
 #include "object_detail.h"
 #include "paths.h"

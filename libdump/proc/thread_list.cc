@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
-namespace libdump::capture {
+namespace libdump::proc {
 
 namespace {
 
@@ -70,7 +70,20 @@ long ListThreads(pid_t* out, size_t max) {
     }
   }
   syscall(SYS_close, fd);
+  std::sort(out, out + std::min(static_cast<size_t>(count), max));
   return count;
+}
+
+std::vector<pid_t> ListThreads() {
+  std::vector<pid_t> tids(64);
+  for (;;) {
+    const long n = ListThreads(tids.data(), tids.size());
+    if (n <= static_cast<long>(tids.size())) {
+      tids.resize(n < 0 ? 0 : static_cast<size_t>(n));
+      return tids;
+    }
+    tids.resize(static_cast<size_t>(n) + 16);  // room for threads started meanwhile
+  }
 }
 
 bool ReadThreadStat(pid_t tid, char* name, size_t name_size, char* state) {
@@ -99,4 +112,4 @@ long ReadThreadSyscall(pid_t tid) {
   return nr;
 }
 
-}  // namespace libdump::capture
+}  // namespace libdump::proc
