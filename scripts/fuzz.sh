@@ -33,6 +33,7 @@ declare -A path=(
   [readdump_histogram_fuzz]=$build/fuzz/readdump_histogram_fuzz
   [readdump_json_fuzz]=$build/fuzz/readdump_json_fuzz
   [dumptohprof_fuzz]=$build/fuzz/dumptohprof_fuzz
+  [agreement_fuzz]=$build/fuzz/agreement_fuzz
   [heapgraph_fuzz]=$build/fuzz/heapgraph_fuzz
   [env_var_fuzz]=$build/fuzz/env_var_fuzz
 )
@@ -44,11 +45,12 @@ declare -A seeds=(
   [readdump_histogram_fuzz]="$dumps fuzz/seeds/go/*"
   [readdump_json_fuzz]="$dumps fuzz/seeds/go/*"
   [dumptohprof_fuzz]="$dumps fuzz/seeds/go/*"
+  [agreement_fuzz]="$dumps fuzz/seeds/go/*"
   [heapgraph_fuzz]="$dumps fuzz/seeds/go/* fuzz/seeds/hprof/*"
   [env_var_fuzz]="fuzz/seeds/env/*"
 )
 all=(format_reader_fuzz go_dump_fuzz hprof_reader_fuzz readdump_validate_fuzz readdump_histogram_fuzz
-     readdump_json_fuzz dumptohprof_fuzz heapgraph_fuzz env_var_fuzz)
+     readdump_json_fuzz dumptohprof_fuzz agreement_fuzz heapgraph_fuzz env_var_fuzz)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 for t in "${targets[@]}"; do
