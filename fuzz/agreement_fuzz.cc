@@ -3,9 +3,6 @@
 // convert, and any input whose reading validate stops with a FormatError must
 // stop the converter too (it reads the same records). A disagreement traps;
 // so does anything the two harnesses of each tool catch.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <string>
 
 #include "converter.h"
@@ -14,11 +11,6 @@
 #include "validate.h"
 
 namespace {
-
-int InputFd() {
-  static const int fd = memfd_create("agreement_fuzz", MFD_CLOEXEC);
-  return fd;
-}
 
 enum class Verdict { kClean, kProblems, kBadInput };
 
@@ -34,19 +26,12 @@ Verdict Validate(const uint8_t* data, size_t size) {
 }
 
 bool Converts(const uint8_t* data, size_t size) {
-  const int fd = InputFd();
-  if (fd < 0 || ftruncate(fd, 0) != 0) __builtin_trap();
-  for (size_t done = 0; done < size;) {
-    const ssize_t n = pwrite(fd, data + done, size - done, static_cast<off_t>(done));
-    if (n <= 0) __builtin_trap();
-    done += static_cast<size_t>(n);
-  }
   libdump::format::hprof::StringOutput out;
   libdump::dumptohprof::ConvertOptions options;
   options.threads = 1;
   options.max_segment = 1 << 16;
   try {
-    libdump::dumptohprof::Convert("/proc/self/fd/" + std::to_string(fd), out, options);
+    libdump::dumptohprof::Convert(libdump::fuzz::AsFile(data, size), out, options);
     return true;
   } catch (const libdump::format::FormatError&) {
     return false;

@@ -3,18 +3,13 @@
 // paths, then the pages' queries on a few objects. Every input is either a
 // load error or a graph whose every query answers; nothing crashes, hangs or
 // allocates beyond the loaders' limits.
-//
-// The loaders take a path (they read twice and map hprofs), so the input is
-// handed over as a memfd's /proc/self/fd path: no file is written.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <sstream>
 #include <string>
 
 #include "analyze.h"
+#include "fuzz_input.h"
 #include "histogram.h"
 #include "libdump/format/format_error.h"
 #include "load.h"
@@ -25,11 +20,6 @@
 namespace hg = libdump::heapgraph;
 
 namespace {
-
-int InputFd() {
-  static const int fd = memfd_create("heapgraph_fuzz", 0);
-  return fd;
-}
 
 void Query(const hg::HeapGraph& g) {
   std::ostringstream sink;
@@ -55,13 +45,9 @@ void Query(const hg::HeapGraph& g) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const int fd = InputFd();
-  if (fd < 0 || ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != static_cast<ssize_t>(size)) {
-    __builtin_trap();  // the harness itself failed, not the code under test
-  }
   hg::HeapGraph g;
   try {
-    hg::Open("/proc/self/fd/" + std::to_string(fd), g);
+    hg::Open(libdump::fuzz::AsFile(data, size), g);
   } catch (const libdump::format::FormatError&) {
     return 0;
   } catch (const hg::LoadError&) {
