@@ -24,7 +24,8 @@ flock "$build/.build.lock" cmake --build $build -j "$jobs" --target fuzz_targets
 # dumps, fuzz/seeds/'s small Go dumps, hprofs and LIBDUMP_* values). Go dumps
 # go to every dump pipeline: the reader detects them, so validate, the text
 # and JSON sections and the converter all read them.
-dumps="testdata/*.dump testdata/*.dump.gz testdata/*.dump.zst"
+# fuzz/seeds/regress keeps what the fuzzers found.
+dumps="testdata/*.dump testdata/*.dump.gz testdata/*.dump.zst fuzz/seeds/regress/*"
 declare -A path=(
   [format_reader_fuzz]=$build/format/format_reader_fuzz
   [go_dump_fuzz]=$build/format/format_reader_fuzz
