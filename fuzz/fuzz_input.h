@@ -1,6 +1,9 @@
 // What every fuzz target shares: the input as a dump the reader can open.
 #pragma once
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -32,5 +35,19 @@ class InputDump {
  private:
   std::string bytes_;
 };
+
+// The input as a file, for the tools that open a path (they read twice, in
+// chunks, or map it): one memfd per process, rewritten for each input, named
+// by its /proc/self/fd path. No file is written.
+inline std::string AsFile(const uint8_t* data, size_t size) {
+  static const int fd = memfd_create("libdump_fuzz_input", MFD_CLOEXEC);
+  if (fd < 0 || ftruncate(fd, 0) != 0) __builtin_trap();  // the harness failed, not the code
+  for (size_t done = 0; done < size;) {
+    const ssize_t n = pwrite(fd, data + done, size - done, static_cast<off_t>(done));
+    if (n <= 0) __builtin_trap();
+    done += static_cast<size_t>(n);
+  }
+  return "/proc/self/fd/" + std::to_string(fd);
+}
 
 }  // namespace libdump::fuzz

@@ -20,23 +20,50 @@ if [ ! -f $build/CMakeCache.txt ]; then
 fi
 # One build at a time: the long run starts one of these per target at once.
 flock "$build/.build.lock" cmake --build $build -j "$jobs" --target fuzz_targets > /dev/null
+# Each target: its binary and the seeds of its corpus (testdata/'s libdump
+# dumps, fuzz/seeds/'s small Go dumps, hprofs and LIBDUMP_* values). Go dumps
+# go to every dump pipeline: the reader detects them, so validate, the text
+# and JSON sections and the converter all read them.
+# fuzz/seeds/regress keeps what the fuzzers found.
+dumps="testdata/*.dump testdata/*.dump.gz testdata/*.dump.zst fuzz/seeds/regress/*"
 declare -A path=(
   [format_reader_fuzz]=$build/format/format_reader_fuzz
+  [go_dump_fuzz]=$build/format/format_reader_fuzz
+  [hprof_reader_fuzz]=$build/format/hprof/hprof_reader_fuzz
   [readdump_validate_fuzz]=$build/fuzz/readdump_validate_fuzz
   [readdump_histogram_fuzz]=$build/fuzz/readdump_histogram_fuzz
   [readdump_json_fuzz]=$build/fuzz/readdump_json_fuzz
   [dumptohprof_fuzz]=$build/fuzz/dumptohprof_fuzz
+  [agreement_fuzz]=$build/fuzz/agreement_fuzz
+  [heapgraph_fuzz]=$build/fuzz/heapgraph_fuzz
+  [env_var_fuzz]=$build/fuzz/env_var_fuzz
 )
+declare -A seeds=(
+  [format_reader_fuzz]="$dumps"
+  [go_dump_fuzz]="fuzz/seeds/go/*"
+  [hprof_reader_fuzz]="fuzz/seeds/hprof/*"
+  [readdump_validate_fuzz]="$dumps fuzz/seeds/go/*"
+  [readdump_histogram_fuzz]="$dumps fuzz/seeds/go/*"
+  [readdump_json_fuzz]="$dumps fuzz/seeds/go/*"
+  [dumptohprof_fuzz]="$dumps fuzz/seeds/go/*"
+  [agreement_fuzz]="$dumps fuzz/seeds/go/*"
+  [heapgraph_fuzz]="$dumps fuzz/seeds/go/* fuzz/seeds/hprof/*"
+  [env_var_fuzz]="fuzz/seeds/env/*"
+)
+all=(format_reader_fuzz go_dump_fuzz hprof_reader_fuzz readdump_validate_fuzz readdump_histogram_fuzz
+     readdump_json_fuzz dumptohprof_fuzz agreement_fuzz heapgraph_fuzz env_var_fuzz)
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(format_reader_fuzz readdump_validate_fuzz readdump_histogram_fuzz
-                                     readdump_json_fuzz dumptohprof_fuzz)
+[ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
+for t in "${targets[@]}"; do
+  [ -n "${path[$t]:-}" ] || { echo "fuzz.sh: unknown target $t (targets: ${all[*]})" >&2; exit 2; }
+done
 mkdir -p $build/crashes
 status=0
 for t in "${targets[@]}"; do
   corpus=$build/corpus/$t
   if [ ! -d "$corpus" ]; then
     mkdir -p "$corpus"
-    for f in testdata/*.dump testdata/*.dump.gz testdata/*.dump.zst; do cp "$f" "$corpus/"; done
+    for f in ${seeds[$t]}; do cp "$f" "$corpus/"; done
   fi
   log=$build/$t.log
   # -rss_limit_mb/-malloc_limit_mb: a giant allocation is a finding, not a slow run.

@@ -49,6 +49,9 @@ says "LIBDUMP_HEAPDUMP_SIGNAL = the stop signal" \
 says "LIBDUMP_STOP_SIGNAL=abc" "libdump: LIBDUMP_STOP_SIGNAL=abc $S; using SIGRTMIN+4" LIBDUMP_STOP_SIGNAL=abc
 says "LIBDUMP_HEAPDUMP_ZSTD=maybe (read when dumps on signal are on)" \
   "libdump: LIBDUMP_HEAPDUMP_ZSTD=maybe $B; using off" LIBDUMP_HEAPDUMP_ZSTD=maybe LIBDUMP_HEAPDUMP_SIGNAL=USR2
+says "LIBDUMP_HEAPDUMP_ZSTD=maybe, read by dumps on signal and on OOM: one line" \
+  "libdump: LIBDUMP_HEAPDUMP_ZSTD=maybe $B; using off" LIBDUMP_HEAPDUMP_ZSTD=maybe LIBDUMP_HEAPDUMP_SIGNAL=USR2 \
+  LIBDUMP_HEAPDUMP_ON_OOM=1
 
 # The effect of the spellings: threads named by the runtime, and a dump that
 # is compressed or not.

@@ -412,7 +412,7 @@ class HprofReader::Impl {
 
   void ClassDump(HprofVisitor& v, uint64_t at, uint64_t end) {
     const uint8_t tag = kSubClassDump;
-    In(at, tag, 7 * id_size_ + 8, end);
+    In(at, tag, 7 * id_size_ + 10, end);  // seven ids, trace, instance size, constant pool count
     HprofClass c;
     c.id = Id();
     c.trace = U4();

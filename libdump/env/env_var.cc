@@ -6,6 +6,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include <atomic>
+
 namespace libdump::env {
 namespace {
 
@@ -27,7 +29,11 @@ class Line {
     while (i > 0 && n_ < sizeof buf_ - 1) buf_[n_++] = digits[--i];
     return *this;
   }
+  // A warning already written is not written again: two readers of one
+  // variable (dumps on a signal and on OOM both read LIBDUMP_HEAPDUMP_ZSTD)
+  // would otherwise report one mistake twice.
   void Write(int fd) {
+    if (!FirstTime()) return;
     buf_[n_++] = '\n';
     for (size_t done = 0; done < n_;) {
       const ssize_t w = ::write(fd, buf_ + done, n_ - done);
@@ -37,6 +43,22 @@ class Line {
   }
 
  private:
+  // The lines written so far, by their FNV-1a hash, in a fixed table that
+  // a compare-and-swap fills: no lock or allocation before malloc is ready.
+  // Past 64 distinct warnings every line is written.
+  bool FirstTime() const {
+    static std::atomic<uint64_t> seen[64];
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < n_; ++i) h = (h ^ static_cast<uint8_t>(buf_[i])) * 1099511628211ull;
+    h |= 1;  // 0 marks a free slot
+    for (std::atomic<uint64_t>& slot : seen) {
+      uint64_t cur = slot.load(std::memory_order_acquire);
+      if (cur == 0 && slot.compare_exchange_strong(cur, h, std::memory_order_acq_rel)) return true;
+      if (cur == h) return false;
+    }
+    return true;
+  }
+
   char buf_[512];
   size_t n_ = 0;
 };

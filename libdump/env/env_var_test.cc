@@ -122,6 +122,20 @@ TEST_F(EnvGetTest, Bool) {
   EXPECT_EQ(Stop(), "libdump: LIBDUMP_TEST_VAR=maybe is not a boolean (1/0, true/false, yes/no, on/off); using off\n");
 }
 
+// Two readers of one variable (dumps on a signal and on OOM both read
+// LIBDUMP_HEAPDUMP_ZSTD) report one mistake once; another mistake still shows.
+TEST_F(EnvGetTest, OneMistakeIsReportedOnce) {
+  Set("twice");
+  Start();
+  EXPECT_FALSE(GetBool("LIBDUMP_TEST_VAR", false));
+  EXPECT_FALSE(GetBool("LIBDUMP_TEST_VAR", false));
+  Set("thrice");
+  EXPECT_FALSE(GetBool("LIBDUMP_TEST_VAR", false));
+  EXPECT_EQ(Stop(),
+            "libdump: LIBDUMP_TEST_VAR=twice is not a boolean (1/0, true/false, yes/no, on/off); using off\n"
+            "libdump: LIBDUMP_TEST_VAR=thrice is not a boolean (1/0, true/false, yes/no, on/off); using off\n");
+}
+
 TEST_F(EnvGetTest, Size) {
   Set("512k");
   Start();

@@ -40,7 +40,7 @@ void AddressIndex::AddSlow(uint64_t addr, uint64_t size) {
 }
 
 uint64_t AddressIndex::SizeOf(const Entry& e) const {
-  return e.size == kHuge ? huge_.at(e.addr) : e.size;
+  return e.size == kHuge ? huge_.at(uint64_t{e.addr}) : e.size;  // a copy, as above
 }
 
 std::vector<uint64_t> AddressIndex::Finish() {
@@ -50,7 +50,7 @@ std::vector<uint64_t> AddressIndex::Finish() {
   std::vector<uint64_t> duplicates;
   for (size_t i = 1; i < n_; ++i) {
     if (entries_[i].addr == entries_[i - 1].addr && (duplicates.empty() || duplicates.back() != entries_[i].addr)) {
-      duplicates.push_back(entries_[i].addr);
+      duplicates.push_back(uint64_t{entries_[i].addr});  // a copy: the packed member is misaligned
     }
   }
   if (n_ == 0) return duplicates;
