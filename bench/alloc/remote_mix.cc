@@ -3,14 +3,16 @@
 // slot's block and puts a new block of a random size there. One free in R is
 // handed to the next thread (ring order) through a single-producer,
 // single-consumer lock-free ring and freed there; every thread drains its
-// incoming ring between operations. The size mix is 90 % 8-264 B, 9 %
+// incoming ring every 16 operations. The size mix is 90 % 8-264 B, 9 %
 // 256-1024 B, 1 % 4-64 KiB by default.
 //
-// Usage: alloc_bench_remote_mix [THREADS] [REMOTE_ONE_IN] [MIX] [OPS] [SLOTS]
+// Usage: alloc_bench_remote_mix [THREADS] [REMOTE_ONE_IN] [MIX] [READ] [OPS] [SLOTS]
 //   THREADS 2, REMOTE_ONE_IN 8 (0: no remote frees), OPS 6000000 in all,
 //   SLOTS 4000 per thread; MIX is "issue" (the mix above), "small" (8-264 B
 //   only), "medium" (8-1024 B, no big blocks) or "big" (80 % 8-264 B, 15 %
-//   256-1024 B, 5 % 4-64 KiB).
+//   256-1024 B, 5 % 4-64 KiB); READ 1 makes the receiving thread read each
+//   block's first byte before it frees it, as a consumer of messages would
+//   (default 0: freed unread, as in the issue).
 // Fixed seeds; the printed checksum depends only on the arguments, so run.sh
 // can compare the output across allocators. When a ring is full the
 // producer frees the block itself (counted apart, not printed: it depends
@@ -73,12 +75,12 @@ struct alignas(64) Ring {
     return true;
   }
   // Frees everything queued; returns how many.
-  uint64_t Drain(uint64_t* sum) {
+  uint64_t Drain(uint64_t* sum, bool read) {
     const uint64_t h = head.load(std::memory_order_relaxed);
     const uint64_t t = tail.load(std::memory_order_acquire);
     for (uint64_t i = h; i != t; ++i) {
       char* p = slot[i % kSize];
-      *sum += static_cast<unsigned char>(p[0]);
+      if (read) *sum += static_cast<unsigned char>(p[0]);
       free(p);
     }
     head.store(t, std::memory_order_release);
@@ -107,7 +109,7 @@ char* NewBlock(Worker* w, const Mix& mix) {
   return p;
 }
 
-void Run(Worker* w, const Mix& mix, long ops, int remote_one_in) {
+void Run(Worker* w, const Mix& mix, long ops, int remote_one_in, bool read) {
   uint64_t drained = 0;
   for (long i = 0; i < ops; ++i) {
     const size_t k = Next(w->rng) % w->blocks.size();
@@ -121,14 +123,14 @@ void Run(Worker* w, const Mix& mix, long ops, int remote_one_in) {
       free(old);
     }
     w->blocks[k] = NewBlock(w, mix);
-    if ((i & 15) == 0) w->in->Drain(&drained);
+    if ((i & 15) == 0) w->in->Drain(&drained, read);
   }
   // Keep draining until every producer has stopped, then once more.
   w->running->fetch_sub(1, std::memory_order_acq_rel);
   while (w->running->load(std::memory_order_acquire) != 0) {
-    if (w->in->Drain(&drained) == 0) std::this_thread::yield();
+    if (w->in->Drain(&drained, read) == 0) std::this_thread::yield();
   }
-  w->in->Drain(&drained);
+  w->in->Drain(&drained, read);
   w->drained_sum = drained;
 }
 
@@ -138,8 +140,9 @@ int main(int argc, char** argv) {
   const int threads = argc > 1 ? atoi(argv[1]) : 2;
   const int remote_one_in = argc > 2 ? atoi(argv[2]) : 8;
   const Mix mix = ParseMix(argc > 3 ? argv[3] : "issue");
-  const long total_ops = argc > 4 ? atol(argv[4]) : 6000000L;
-  const int slots = argc > 5 ? atoi(argv[5]) : 4000;
+  const bool read = argc > 4 && atoi(argv[4]) != 0;
+  const long total_ops = argc > 5 ? atol(argv[5]) : 6000000L;
+  const int slots = argc > 6 ? atoi(argv[6]) : 4000;
   if (threads < 1 || threads > 64 || remote_one_in < 0 || total_ops < 1 || slots < 1) {
     fprintf(stderr, "remote_mix: bad arguments\n");
     return 2;
@@ -161,7 +164,7 @@ int main(int argc, char** argv) {
     pool.emplace_back([&, t] {
       Worker& w = workers[t];
       for (int i = 0; i < slots; ++i) w.blocks.push_back(NewBlock(&w, mix));
-      Run(&w, mix, total_ops / threads, remote_one_in);
+      Run(&w, mix, total_ops / threads, remote_one_in, read);
       for (char* p : w.blocks) free(p);
     });
   }

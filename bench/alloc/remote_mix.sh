@@ -37,7 +37,7 @@ if missing:
     print(f"not found, left out: {', '.join(missing)}", file=sys.stderr)
 allocators = [(n, p) for n, p in allocators if p is None or os.path.exists(p)]
 exe = f"{build}/bench/alloc/alloc_bench_remote_mix"
-# name, arguments (threads, remote one in, mix)
+# name, arguments (threads, remote one in, mix[, the receiver reads the block])
 rows = [
     ("issue", ["2", "8", "issue"]),
     ("remote 1/2", ["2", "2", "issue"]),
@@ -47,6 +47,7 @@ rows = [
     ("small only", ["2", "8", "small"]),
     ("no big", ["2", "8", "medium"]),
     ("5 % big", ["2", "8", "big"]),
+    ("reader frees", ["2", "8", "issue", "1"]),
 ]
 only = os.environ.get("REMOTE_MIX_ONLY")
 if only:
