@@ -96,7 +96,6 @@ struct alignas(64) Worker {
   uint64_t drained_sum = 0;  // first bytes of remotely freed blocks: not printed (scheduling decides which)
   Ring* in = nullptr;
   Ring* out = nullptr;
-  std::atomic<bool>* done = nullptr;  // this thread's flag
   std::atomic<int>* running = nullptr;
 };
 
