@@ -72,7 +72,8 @@ struct HeapGraph {
   Source source = Source::kDump;
   std::string path;
   std::string format;  // "go1.3 heap dump (zstd)", "JAVA PROFILE 1.0.2, 8-byte ids"
-  uint32_t id_size = 8;
+  uint32_t id_size = 8;  // hprof ids; a dump's pointer size
+  bool go = false;  // a Go runtime's dump: classes are synthetic (size and pointer offsets)
 
   std::vector<ClassInfo> classes;
   std::vector<std::string> root_kinds;

@@ -78,7 +78,9 @@ class DumpLoader {
   void Pass1() {
     Fd fd(path_);
     format::Reader reader(fd.get());
-    g_.format = std::string("go1.3 heap dump") +
+    go_ = reader.dialect() != format::Dialect::kLibdump;
+    g_.go = go_;
+    g_.format = std::string(format::DialectName(reader.dialect())) +
                 (reader.compression() == format::Compression::kNone
                      ? ""
                      : std::string(" (") + format::CompressionName(reader.compression()) + ")");
@@ -113,7 +115,7 @@ class DumpLoader {
           big_endian_ = r.params.big_endian != 0;
           break;
         case Kind::kStackRoot:
-          pending_roots_.push_back({r.stack_root.ptr, 0, r.stack_root.frame});
+          pending_roots_.push_back({r.stack_root.ptr, 0, r.stack_root.frame, r.stack_root.addr});
           break;
         case Kind::kDataRoot:
           pending_roots_.push_back({r.data_root.ptr, 1, r.data_root.addr});
@@ -149,6 +151,7 @@ class DumpLoader {
       }
     }
     end_ = r.offset;
+    g_.id_size = ptr_size_;
     b_.FinishObjects();
     NameClasses();
     // Threads and the frame each stack root names.
@@ -157,10 +160,11 @@ class DumpLoader {
       ThreadInfo t;
       t.id = gr.addr;
       auto nit = thread_names.find(gr.addr);
-      t.name = nit != thread_names.end() ? nit->second : "thread " + std::to_string(gr.goid);
+      t.name = nit != thread_names.end() ? nit->second : (go_ ? "goroutine " : "thread ") + std::to_string(gr.goid);
       static const char* kStatus[] = {"idle", "runnable", "running", "syscall", "waiting"};
       t.state = gr.status < 5 ? kStatus[gr.status] : "status " + std::to_string(gr.status);
       if (!gr.wait_reason.empty()) t.state += " (" + gr.wait_reason + ")";
+      if (go_) t.object = g_.Find(gr.addr);  // the goroutine's runtime.g
       const uint32_t ti = static_cast<uint32_t>(g_.threads.size());
       for (uint64_t sp = gr.tos; sp != 0 && t.frames.size() <= frames.size();) {
         auto it = frames.find(sp);
@@ -182,12 +186,15 @@ class DumpLoader {
       root.object = o;
       root.kind = p.kind;
       if (p.kind == 0) {
+        // The frame, and the slot's offset from its sp (Go frames name no
+        // locals: the offset is what there is).
+        const std::string slot = p.slot >= p.extra ? " sp+" + HexAddr(p.slot - p.extra) : " slot " + HexAddr(p.slot);
         auto it = frame_of.find(p.extra);
         if (it != frame_of.end()) {
           root.thread = it->second.first;
-          root.label = it->second.second;
+          root.label = it->second.second + slot;
         } else {
-          root.label = "frame sp " + HexAddr(p.extra);
+          root.label = "frame sp " + HexAddr(p.extra) + slot;
         }
       } else if (p.kind == 1) {
         root.label = "slot " + HexAddr(p.extra);
@@ -251,9 +258,11 @@ class DumpLoader {
         }
       } else {
         for (const format::Field& f : t.type.fields) {
+          // The pointer word: an interface's second word.
+          const uint64_t off = f.offset + (f.kind == format::kFieldPtr ? 0 : ptr_size_);
           FieldInfo fi;
-          fi.name = "f" + std::to_string(f.offset);
-          fi.offset = static_cast<uint32_t>(f.offset);
+          fi.name = "f" + std::to_string(off);
+          fi.offset = static_cast<uint32_t>(off);
           fi.size = ptr_size_;
           fi.is_ref = true;
           ci.fields.push_back(std::move(fi));
@@ -350,6 +359,7 @@ class DumpLoader {
     uint64_t ptr;
     uint32_t kind;   // 0 stack, 1 data, 2 other, 3 finalizer
     uint64_t extra;  // frame sp, slot address, description index
+    uint64_t slot = 0;  // stack roots: the slot's address
   };
 
   struct PcsHash {
@@ -368,6 +378,7 @@ class DumpLoader {
   uint64_t end_ = 0;
   uint32_t ptr_size_ = 8;
   bool big_endian_ = false;
+  bool go_ = false;  // a Go runtime's dump
   std::unordered_map<uint64_t, uint32_t> class_of_;
   std::vector<bool> array_class_;
   std::unordered_map<uint64_t, TypeData> types_;

@@ -432,7 +432,12 @@ class Pages {
     }
     h << "<ol id=\"path\">";
     for (size_t k = 0; k < path.size(); ++k) {
-      h << "<li>" << ObjLink(path[k]);
+      h << "<li>";
+      if (k > 0) {  // the field of the object above that holds this one
+        const std::string field = heapgraph::FieldTo(g_, path[k - 1], path[k]);
+        h << "<code class=\"field\">" << Escape(field.empty() ? "?" : field) << "</code> &rarr; ";
+      }
+      h << ObjLink(path[k]);
       if (k == 0) {
         for (uint32_t r : heapgraph::RootsOf(g_, path[0])) h << " <span class=\"muted\">root: " << RootLine(r) << "</span>";
       }
