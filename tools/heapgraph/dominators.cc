@@ -65,6 +65,8 @@ void ComputeDominators(HeapGraph& g) {
       for (Index w : succ(vertex[i])) pred[fill[dfn[w]]++] = i;
     }
   }
+  // From here on only DFS numbers: dfn goes before the next arrays come.
+  std::vector<uint32_t>().swap(dfn);
 
   std::vector<uint32_t> semi(m), label(m), ancestor(m, kUnseen), idom(m, 0);
   std::vector<uint32_t> bucket_head(m, kUnseen), bucket_next(m, kUnseen);
