@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -175,7 +176,8 @@ ObjectDetail ReadHprof(const HeapGraph& g, Index i, uint64_t first, uint64_t max
 ObjectDetail ReadDump(const HeapGraph& g, Index i, uint64_t first, uint64_t max) {
   ObjectDetail d;
   Fd fd(g.path);
-  format::Reader reader(fd.get());
+  // One record: a small buffer (the default 1 MiB would be read in full).
+  format::Reader reader(fd.get(), {.buffer_size = 64 << 10});
   format::Record r;
   // A Go dump's decoder needs its params (word size, byte order) first, and
   // may give the object's synthetic type before the object.
@@ -265,6 +267,13 @@ std::string FieldTo(const HeapGraph& g, Index from, Index to) {
     if (f.ref == to) return f.name;
   }
   return "";
+}
+
+std::vector<std::string> PathFields(const HeapGraph& g, const std::vector<Index>& path, size_t max_steps) {
+  std::vector<std::string> out(path.size());
+  const size_t first = path.size() > max_steps ? path.size() - max_steps : 1;
+  for (size_t k = std::max<size_t>(first, 1); k < path.size(); ++k) out[k] = FieldTo(g, path[k - 1], path[k]);
+  return out;
 }
 
 std::string StringValue(const HeapGraph& g, Index obj, size_t max_chars) {

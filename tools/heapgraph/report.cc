@@ -63,12 +63,10 @@ void PrintPath(std::ostream& out, const HeapGraph& g, Index obj) {
     out << Label(g, obj) << ": not reachable from a root through strong references\n";
     return;
   }
+  const std::vector<std::string> fields = PathFields(g, path);
   for (size_t k = 0; k < path.size(); ++k) {
     out << std::string(2 * k, ' ');
-    if (k > 0) {
-      const std::string field = FieldTo(g, path[k - 1], path[k]);
-      out << (field.empty() ? "?" : field) << " -> ";
-    }
+    if (k > 0) out << (fields[k].empty() ? "?" : fields[k]) << " -> ";
     out << Label(g, path[k]);
     if (k == 0) {
       for (uint32_t r : RootsOf(g, path[0])) {
@@ -103,6 +101,7 @@ void WritePathJson(JsonWriter& j, const HeapGraph& g, Index obj) {
   j.EndArray();
   j.Key("path");
   j.BeginArray();
+  const std::vector<std::string> fields = PathFields(g, path);
   for (size_t k = 0; k < path.size(); ++k) {
     const Index i = path[k];
     j.BeginObject();
@@ -112,7 +111,7 @@ void WritePathJson(JsonWriter& j, const HeapGraph& g, Index obj) {
     j.String(g.ClassName(i));
     if (k > 0) {  // the field of the object before that holds this one
       j.Key("field");
-      j.String(FieldTo(g, path[k - 1], i));
+      j.String(fields[k]);
     }
     j.EndObject();
   }

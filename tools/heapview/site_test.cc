@@ -70,6 +70,9 @@ TEST_F(SiteTest, PathNamesTheFieldOfEachStep) {
   EXPECT_EQ(heapgraph::FieldTo(g, g.Find(0x1600), g.Find(0x1000)), "next");
   EXPECT_EQ(heapgraph::FieldTo(g, g.Find(0x1600), g.Find(0x1700)), "child");
   EXPECT_EQ(heapgraph::FieldTo(g, g.Find(0x1300), g.Find(0x1000)), "");  // D does not refer to A
+  const auto path = heapgraph::PathFromRoot(g, g.Find(0x1500));
+  EXPECT_EQ(heapgraph::PathFields(g, path), (std::vector<std::string>{"", "next", "child"}));
+  EXPECT_EQ(heapgraph::PathFields(g, path, 1), (std::vector<std::string>{"", "", "child"}));  // the last step only
   const Response r = site.Handle("/path/0x1500");
   EXPECT_NE(r.body.find("<li><code class=\"field\">next</code> &rarr; <a href=\"/object/0x1300\">Node@0x1300</a></li>"
                         "<li><code class=\"field\">child</code> &rarr; <a href=\"/object/0x1500\">(untyped)@0x1500</a>"),
