@@ -176,8 +176,9 @@ ObjectDetail ReadHprof(const HeapGraph& g, Index i, uint64_t first, uint64_t max
 ObjectDetail ReadDump(const HeapGraph& g, Index i, uint64_t first, uint64_t max) {
   ObjectDetail d;
   Fd fd(g.path);
-  // One record: a small buffer (the default 1 MiB would be read in full).
-  format::Reader reader(fd.get(), {.buffer_size = 64 << 10});
+  // One record: a small buffer (the default 1 MiB would be read in full;
+  // a path page reads up to 1,000 records). Bigger payloads are copied whole.
+  format::Reader reader(fd.get(), {.buffer_size = 4 << 10});
   format::Record r;
   // A Go dump's decoder needs its params (word size, byte order) first, and
   // may give the object's synthetic type before the object.
