@@ -27,18 +27,6 @@ struct TypeData {
   bool has_fields = false;
 };
 
-class Fd {
- public:
-  explicit Fd(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
-    if (fd_ < 0) throw LoadError(std::string("cannot open: ") + std::strerror(errno));
-  }
-  ~Fd() { ::close(fd_); }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 std::string HexAddr(uint64_t v) {
   char b[24];
   snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
@@ -76,8 +64,8 @@ class DumpLoader {
   }
 
   void Pass1() {
-    Fd fd(path_);
-    format::Reader reader(fd.get());
+    InputFile fd(path_);
+    format::Reader reader(fd.fd());
     go_ = reader.dialect() != format::Dialect::kLibdump;
     g_.go = go_;
     g_.format = std::string(format::DialectName(reader.dialect())) +
@@ -338,8 +326,8 @@ class DumpLoader {
   }
 
   void Pass2() {
-    Fd fd(path_);
-    format::Reader reader(fd.get());
+    InputFile fd(path_);
+    format::Reader reader(fd.fd());
     format::Record r;
     Index i = 0;
     while (reader.Next(r)) {

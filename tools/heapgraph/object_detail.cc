@@ -14,18 +14,6 @@
 namespace libdump::heapgraph {
 namespace {
 
-class Fd {
- public:
-  explicit Fd(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
-    if (fd_ < 0) throw LoadError(std::string("cannot open: ") + std::strerror(errno));
-  }
-  ~Fd() { ::close(fd_); }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 std::string Hex(uint64_t v) {
   char b[24];
   snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
@@ -165,8 +153,8 @@ class HprofOne final : public format::hprof::HprofVisitor {
 
 ObjectDetail ReadHprof(const HeapGraph& g, Index i, uint64_t first, uint64_t max) {
   ObjectDetail d;
-  Fd fd(g.path);
-  format::hprof::HprofReader reader(fd.get(), {.buffer_size = 64 << 10});
+  InputFile fd(g.path);
+  format::hprof::HprofReader reader(fd.fd(), {.buffer_size = 64 << 10});
   HprofOne one(g, d, first, max);
   one.id_of_ = g.ids[i];
   reader.ReadSubRecordAt(g.where[i], one);
@@ -175,10 +163,10 @@ ObjectDetail ReadHprof(const HeapGraph& g, Index i, uint64_t first, uint64_t max
 
 ObjectDetail ReadDump(const HeapGraph& g, Index i, uint64_t first, uint64_t max) {
   ObjectDetail d;
-  Fd fd(g.path);
+  InputFile fd(g.path);
   // One record: a small buffer (the default 1 MiB would be read in full;
   // a path page reads up to 1,000 records). Bigger payloads are copied whole.
-  format::Reader reader(fd.get(), {.buffer_size = 4 << 10});
+  format::Reader reader(fd.fd(), {.buffer_size = 4 << 10});
   format::Record r;
   // A Go dump's decoder needs its params (word size, byte order) first, and
   // may give the object's synthetic type before the object.
