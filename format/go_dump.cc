@@ -165,6 +165,16 @@ uint64_t GoDecoder::Word(const std::vector<uint8_t>& bytes, uint64_t offset) con
   return v;
 }
 
+void GoDecoder::Resume() {
+  frame_ready_ = false;
+  roots_.clear();
+  roots_next_ = 0;
+  type_ready_ = false;
+  ready_ = false;
+  frame_held_ = false;
+  held_roots_.clear();
+}
+
 bool GoDecoder::Next(Record& r) {
   for (;;) {
     if (frame_ready_) {

@@ -52,6 +52,10 @@ class GoDecoder {
   bool Next(Record& r);
   // The payload of the object last returned by Next().
   std::span<const uint8_t> payload() const { return {payload_.data(), payload_.size()}; }
+  // Drops what is decoded but not yet returned (a held frame, its roots), so
+  // that decoding can go on at another record boundary (Reader::Range). The
+  // params seen so far (word size, byte order) and the synthetic types stay.
+  void Resume();
 
  private:
   struct Root {  // a stack or data root waiting to be returned

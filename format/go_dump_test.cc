@@ -163,6 +163,47 @@ TEST(GoDump, RealDumpReadsAndEveryCutFailsCleanly) {
   }
 }
 
+// Reader::Range on a Go dump: a reader that has read the params record and
+// jumps to any object record returns that object (after, at most, its
+// synthetic type) with the address and payload of the whole read.
+TEST(GoDump, RangeToEachObjectOfTheRealDumpReadsThatObject) {
+  std::ifstream f(std::string(GO_DUMP_TESTDATA) + "/go-1.19.heapdump", std::ios::binary);
+  const std::string d((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  struct Object {
+    uint64_t at, addr;
+    std::string bytes;
+  };
+  std::vector<Object> objects;
+  {
+    std::istringstream in(d);
+    Reader reader(in);
+    Record r;
+    while (reader.Next(r)) {
+      if (r.kind != Kind::kObject) continue;
+      const auto p = reader.Payload();
+      objects.push_back({r.offset, r.object.addr, std::string(p.begin(), p.end())});
+    }
+  }
+  ASSERT_EQ(objects.size(), 163u);  // testdata/go-1.19.heapdump.summary.expected
+  for (size_t k = 0; k < objects.size(); k += 7) {
+    std::istringstream in(d);
+    Reader reader(in);
+    Record r;
+    ASSERT_TRUE(reader.Next(r));
+    ASSERT_EQ(r.kind, Kind::kParams);
+    EXPECT_THROW(reader.Range(objects[k].at, objects[k].at + 1), std::logic_error);
+    reader.Range(objects[k].at, 0);
+    do {
+      ASSERT_TRUE(reader.Next(r));
+    } while (r.kind == Kind::kType);
+    ASSERT_EQ(r.kind, Kind::kObject);
+    EXPECT_EQ(r.offset, objects[k].at);
+    EXPECT_EQ(r.object.addr, objects[k].addr);
+    const auto p = reader.Payload();
+    EXPECT_EQ(std::string(p.begin(), p.end()), objects[k].bytes);
+  }
+}
+
 TEST(GoDump, HugeLengthsAllocateNothing) {
   for (uint64_t n : {uint64_t{1} << 40, ~uint64_t{0} >> 1, ~uint64_t{0}}) {
     const std::string err = ParseError(kGoHeader + Params() + V(1) + V(0x1000) + V(n) + "abc");

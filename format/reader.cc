@@ -432,8 +432,9 @@ std::span<const uint8_t> Reader::Impl::Payload(size_t max) {
 }
 
 void Reader::Impl::Range(uint64_t start, uint64_t end) {
-  if (go_) throw std::logic_error("Reader::Range: not available on Go dumps");
-  SkipPayload();
+  // A Go dump goes on to its end: its decoder reads ahead, past any stop.
+  if (go_ && end != 0) throw std::logic_error("Reader::Range: a Go dump's range has no end");
+  if (!go_) SkipPayload();
   payload_taken_ = true;
   if (start < Offset() || (end != 0 && end < start)) throw std::logic_error("Reader::Range: range behind the reader");
   in_.set_stop(0);
@@ -442,6 +443,7 @@ void Reader::Impl::Range(uint64_t start, uint64_t end) {
   payload_offset_ = Offset();
   SkipPayload();
   in_.set_stop(end);
+  if (go_) go_->Resume();
 }
 
 bool Reader::Impl::Next(Record& r) {

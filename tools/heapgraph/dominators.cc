@@ -65,19 +65,31 @@ void ComputeDominators(HeapGraph& g) {
       for (Index w : succ(vertex[i])) pred[fill[dfn[w]]++] = i;
     }
   }
+  // From here on only DFS numbers: dfn goes before the next arrays come.
+  std::vector<uint32_t>().swap(dfn);
 
-  std::vector<uint32_t> semi(m), label(m), ancestor(m, kUnseen), idom(m, 0);
-  std::vector<uint32_t> bucket_head(m, kUnseen), bucket_next(m, kUnseen);
+  // A vertex waits in one bucket at a time and gets its idom when it leaves
+  // it, so idom[] holds the bucket's next link until then (4 bytes an object
+  // less than a separate link array).
+  std::vector<uint32_t> semi(m), label(m), idom(m, 0);
+  // The forest of linked vertices. Vertices are linked in decreasing DFS
+  // number, each to its DFS parent, so the ones at or above `linked` are in
+  // the forest; an unlinked vertex's entry still holds its DFS parent, which
+  // is what linking sets it to: one array serves for both (4 bytes an object
+  // less). Path compression changes linked vertices' entries only.
+  std::vector<uint32_t>& ancestor = parent;
+  uint32_t linked = m;
+  std::vector<uint32_t> bucket_head(m, kUnseen);
   for (uint32_t i = 0; i < m; ++i) semi[i] = label[i] = i;
 
   // eval with path compression, iterative: climb to the forest root first,
   // then compress top-down.
   std::vector<uint32_t> path;
   auto eval = [&](uint32_t v) -> uint32_t {
-    if (ancestor[v] == kUnseen) return v;
+    if (v < linked) return v;
     path.clear();
     uint32_t x = v;
-    while (ancestor[ancestor[x]] != kUnseen) {
+    while (ancestor[x] >= linked) {
       path.push_back(x);
       x = ancestor[x];
     }
@@ -95,11 +107,12 @@ void ComputeDominators(HeapGraph& g) {
       const uint32_t u = eval(pred[e]);
       if (semi[u] < semi[w]) semi[w] = semi[u];
     }
-    bucket_next[w] = bucket_head[semi[w]];
+    idom[w] = bucket_head[semi[w]];  // the bucket's next link
     bucket_head[semi[w]] = w;
     const uint32_t p = parent[w];
-    ancestor[w] = p;
-    for (uint32_t v = bucket_head[p]; v != kUnseen; v = bucket_next[v]) {
+    linked = w;  // ancestor[w] is p already
+    for (uint32_t v = bucket_head[p], next; v != kUnseen; v = next) {
+      next = idom[v];
       const uint32_t u = eval(v);
       idom[v] = semi[u] < semi[v] ? u : p;
     }
@@ -111,8 +124,7 @@ void ComputeDominators(HeapGraph& g) {
   std::vector<uint32_t>().swap(pred);
   std::vector<uint32_t>().swap(pred_begin);
   std::vector<uint32_t>().swap(bucket_head);
-  std::vector<uint32_t>().swap(bucket_next);
-  std::vector<uint32_t>().swap(ancestor);
+  std::vector<uint32_t>().swap(parent);
   std::vector<uint32_t>().swap(label);
   std::vector<uint32_t>().swap(semi);
 

@@ -45,7 +45,7 @@ bool HeapGraph::IsSubclass(uint32_t sub, uint32_t base) const {
 
 uint64_t HeapGraph::MemoryBytes() const {
   auto v = [](const auto& x) { return uint64_t{x.capacity()} * sizeof(x[0]); };
-  return v(ids) + v(cls) + v(size32) + v(where) + v(out_begin) + v(out) + v(weak_edges) + v(by_id) + v(idom) +
+  return ids.MemoryBytes() + v(cls) + v(size32) + where.MemoryBytes() + v(out_begin) + v(out) + v(weak_edges) + v(by_id) + v(idom) +
          v(retained) + v(path_parent) + v(top_retainers);
 }
 
@@ -74,7 +74,9 @@ void GraphBuilder::FinishObjects() {
   // Dumps and hprofs mostly list objects in id order already: then by_id
   // stays empty (4 bytes an object saved).
   g_.by_id.clear();
-  if (!std::is_sorted(g_.ids.begin(), g_.ids.end())) {
+  bool sorted = true;
+  for (size_t i = 1; i < n && sorted; ++i) sorted = g_.ids[i - 1] <= g_.ids[i];
+  if (!sorted) {
     g_.by_id.resize(n);
     for (size_t i = 0; i < n; ++i) g_.by_id[i] = static_cast<Index>(i);
     std::sort(g_.by_id.begin(), g_.by_id.end(), [&](Index a, Index b) { return g_.ids[a] < g_.ids[b]; });

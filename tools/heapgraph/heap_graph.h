@@ -14,6 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "packed_u64.h"
+
 namespace libdump::heapgraph {
 
 using Index = uint32_t;
@@ -72,7 +74,8 @@ struct HeapGraph {
   Source source = Source::kDump;
   std::string path;
   std::string format;  // "go1.3 heap dump (zstd)", "JAVA PROFILE 1.0.2, 8-byte ids"
-  uint32_t id_size = 8;
+  uint32_t id_size = 8;  // hprof ids; a dump's pointer size
+  bool go = false;  // a Go runtime's dump: classes are synthetic (size and pointer offsets)
 
   std::vector<ClassInfo> classes;
   std::vector<std::string> root_kinds;
@@ -83,11 +86,11 @@ struct HeapGraph {
   uint64_t dangling = 0;           // references to no object (hprof ids; dump words that looked like pointers are not counted)
 
   // Per object.
-  std::vector<uint64_t> ids;     // address or hprof id
+  PackedU64 ids;                 // address or hprof id (4 bytes each when in order)
   std::vector<uint32_t> cls;     // class index
   std::vector<uint32_t> size32;  // shallow bytes; UINT32_MAX: see big_sizes
   std::unordered_map<Index, uint64_t> big_sizes;
-  std::vector<uint64_t> where;   // offset of the object's record, for ReadObject
+  PackedU64 where;               // offset of the object's record, for ReadObject (4 bytes each)
   std::vector<uint32_t> out_begin;  // n + 1
   std::vector<Index> out;
   std::vector<uint64_t> weak_edges;  // bit per entry of `out`: a Reference's referent

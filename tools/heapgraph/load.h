@@ -7,13 +7,9 @@
 #include <string>
 
 #include "heap_graph.h"
+#include "input_file.h"
 
 namespace libdump::heapgraph {
-
-// The file could not be opened or read; what() says why (no offset).
-class LoadError : public std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 // `progress(pass, offset)` is called now and then while reading.
 using Progress = std::function<void(const char* pass, uint64_t offset)>;

@@ -27,18 +27,6 @@ struct TypeData {
   bool has_fields = false;
 };
 
-class Fd {
- public:
-  explicit Fd(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
-    if (fd_ < 0) throw LoadError(std::string("cannot open: ") + std::strerror(errno));
-  }
-  ~Fd() { ::close(fd_); }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 std::string HexAddr(uint64_t v) {
   char b[24];
   snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
@@ -76,9 +64,11 @@ class DumpLoader {
   }
 
   void Pass1() {
-    Fd fd(path_);
-    format::Reader reader(fd.get());
-    g_.format = std::string("go1.3 heap dump") +
+    InputFile fd(path_);
+    format::Reader reader(fd.fd());
+    go_ = reader.dialect() != format::Dialect::kLibdump;
+    g_.go = go_;
+    g_.format = std::string(format::DialectName(reader.dialect())) +
                 (reader.compression() == format::Compression::kNone
                      ? ""
                      : std::string(" (") + format::CompressionName(reader.compression()) + ")");
@@ -113,7 +103,7 @@ class DumpLoader {
           big_endian_ = r.params.big_endian != 0;
           break;
         case Kind::kStackRoot:
-          pending_roots_.push_back({r.stack_root.ptr, 0, r.stack_root.frame});
+          pending_roots_.push_back({r.stack_root.ptr, 0, r.stack_root.frame, r.stack_root.addr});
           break;
         case Kind::kDataRoot:
           pending_roots_.push_back({r.data_root.ptr, 1, r.data_root.addr});
@@ -149,6 +139,7 @@ class DumpLoader {
       }
     }
     end_ = r.offset;
+    g_.id_size = ptr_size_;
     b_.FinishObjects();
     NameClasses();
     // Threads and the frame each stack root names.
@@ -157,10 +148,11 @@ class DumpLoader {
       ThreadInfo t;
       t.id = gr.addr;
       auto nit = thread_names.find(gr.addr);
-      t.name = nit != thread_names.end() ? nit->second : "thread " + std::to_string(gr.goid);
+      t.name = nit != thread_names.end() ? nit->second : (go_ ? "goroutine " : "thread ") + std::to_string(gr.goid);
       static const char* kStatus[] = {"idle", "runnable", "running", "syscall", "waiting"};
       t.state = gr.status < 5 ? kStatus[gr.status] : "status " + std::to_string(gr.status);
       if (!gr.wait_reason.empty()) t.state += " (" + gr.wait_reason + ")";
+      if (go_) t.object = g_.Find(gr.addr);  // the goroutine's runtime.g
       const uint32_t ti = static_cast<uint32_t>(g_.threads.size());
       for (uint64_t sp = gr.tos; sp != 0 && t.frames.size() <= frames.size();) {
         auto it = frames.find(sp);
@@ -182,12 +174,15 @@ class DumpLoader {
       root.object = o;
       root.kind = p.kind;
       if (p.kind == 0) {
+        // The frame, and the slot's offset from its sp (Go frames name no
+        // locals: the offset is what there is).
+        const std::string slot = p.slot >= p.extra ? " sp+" + HexAddr(p.slot - p.extra) : " slot " + HexAddr(p.slot);
         auto it = frame_of.find(p.extra);
         if (it != frame_of.end()) {
           root.thread = it->second.first;
-          root.label = it->second.second;
+          root.label = it->second.second + slot;
         } else {
-          root.label = "frame sp " + HexAddr(p.extra);
+          root.label = "frame sp " + HexAddr(p.extra) + slot;
         }
       } else if (p.kind == 1) {
         root.label = "slot " + HexAddr(p.extra);
@@ -251,9 +246,11 @@ class DumpLoader {
         }
       } else {
         for (const format::Field& f : t.type.fields) {
+          // The pointer word: an interface's second word.
+          const uint64_t off = f.offset + (f.kind == format::kFieldPtr ? 0 : ptr_size_);
           FieldInfo fi;
-          fi.name = "f" + std::to_string(f.offset);
-          fi.offset = static_cast<uint32_t>(f.offset);
+          fi.name = "f" + std::to_string(off);
+          fi.offset = static_cast<uint32_t>(off);
           fi.size = ptr_size_;
           fi.is_ref = true;
           ci.fields.push_back(std::move(fi));
@@ -329,8 +326,8 @@ class DumpLoader {
   }
 
   void Pass2() {
-    Fd fd(path_);
-    format::Reader reader(fd.get());
+    InputFile fd(path_);
+    format::Reader reader(fd.fd());
     format::Record r;
     Index i = 0;
     while (reader.Next(r)) {
@@ -350,6 +347,7 @@ class DumpLoader {
     uint64_t ptr;
     uint32_t kind;   // 0 stack, 1 data, 2 other, 3 finalizer
     uint64_t extra;  // frame sp, slot address, description index
+    uint64_t slot = 0;  // stack roots: the slot's address
   };
 
   struct PcsHash {
@@ -368,6 +366,7 @@ class DumpLoader {
   uint64_t end_ = 0;
   uint32_t ptr_size_ = 8;
   bool big_endian_ = false;
+  bool go_ = false;  // a Go runtime's dump
   std::unordered_map<uint64_t, uint32_t> class_of_;
   std::vector<bool> array_class_;
   std::unordered_map<uint64_t, TypeData> types_;

@@ -22,18 +22,6 @@ namespace {
 using format::hprof::HprofClass;
 using format::hprof::HprofRoot;
 
-class Fd {
- public:
-  explicit Fd(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
-    if (fd_ < 0) throw LoadError(std::string("cannot open: ") + std::strerror(errno));
-  }
-  ~Fd() { ::close(fd_); }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 const char* PrimName(uint8_t t) {
   switch (t) {
     case 4: return "boolean[]";
@@ -407,16 +395,16 @@ void LoadHprof(const std::string& path, HeapGraph& g, const Progress& progress) 
   g.path = path;
   GraphBuilder b(g);
   {
-    Fd fd(path);
-    format::hprof::HprofReader reader(fd.get());
+    InputFile fd(path);
+    format::hprof::HprofReader reader(fd.fd());
     Pass1 p(g, b);
     if (progress) progress("objects", 0);
     reader.Read(p);
     b.FinishObjects();
     p.Finish();
   }
-  Fd fd(path);
-  format::hprof::HprofReader reader(fd.get());
+  InputFile fd(path);
+  format::hprof::HprofReader reader(fd.fd());
   Pass2 p(g, b);
   if (progress) progress("references", 0);
   reader.Read(p);

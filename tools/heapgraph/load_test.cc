@@ -62,6 +62,13 @@ TEST(LoadHprof, SampleFile) {
   EXPECT_EQ(d.fields[0].value, "0x1010");
   EXPECT_EQ(d.fields[1].value, "5");
   EXPECT_EQ(ReadObject(g, g.Find(0x1030)).text, "hi");
+  // The fields a path names: the class's static `next`, the instance field
+  // `next`, element 2 of {0x1000, null, 0x1010}.
+  EXPECT_EQ(FieldTo(g, g.Find(200), g.Find(0x1000)), "static next");
+  EXPECT_EQ(FieldTo(g, g.Find(0x1000), g.Find(0x1010)), "next");
+  EXPECT_EQ(FieldTo(g, g.Find(0x1020), g.Find(0x1010)), "[2]");
+  EXPECT_EQ(FieldTo(g, g.Find(0x1020), g.Find(0x1000)), "[0]");
+  EXPECT_EQ(FieldTo(g, g.Find(0x1010), g.Find(0x1000)), "");  // 0x1010.next is null
   unlink(path.c_str());
 }
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -12,18 +13,6 @@
 
 namespace libdump::heapgraph {
 namespace {
-
-class Fd {
- public:
-  explicit Fd(const std::string& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
-    if (fd_ < 0) throw LoadError(std::string("cannot open: ") + std::strerror(errno));
-  }
-  ~Fd() { ::close(fd_); }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 std::string Hex(uint64_t v) {
   char b[24];
@@ -86,7 +75,16 @@ class HprofOne final : public format::hprof::HprofVisitor {
   HprofOne(const HeapGraph& g, ObjectDetail& d, uint64_t first, uint64_t max) : g_(g), d_(d), first_(first), max_(max) {}
 
   void ClassDump(uint64_t, const format::hprof::HprofClass& c) override {
-    for (const auto& s : c.statics) Add("static", s.type, s.value);
+    // The statics' names from the graph's class (same order as the record).
+    const ClassInfo* k = nullptr;
+    for (const ClassInfo& x : g_.classes) {
+      if (x.id == c.id && x.object != kNone) k = &x;
+    }
+    if (c.super) Add("(superclass)", 2, c.super);
+    for (size_t n = 0; n < c.statics.size(); ++n) {
+      const auto& s = c.statics[n];
+      Add(k && n < k->statics.size() ? "static " + k->statics[n].name : "static", s.type, s.value);
+    }
   }
   void Instance(uint64_t, uint64_t, uint32_t, uint64_t cls, std::span<const uint8_t> data) override {
     const Index me = g_.Find(id_of_);
@@ -155,8 +153,8 @@ class HprofOne final : public format::hprof::HprofVisitor {
 
 ObjectDetail ReadHprof(const HeapGraph& g, Index i, uint64_t first, uint64_t max) {
   ObjectDetail d;
-  Fd fd(g.path);
-  format::hprof::HprofReader reader(fd.get(), {.buffer_size = 64 << 10});
+  InputFile fd(g.path);
+  format::hprof::HprofReader reader(fd.fd(), {.buffer_size = 64 << 10});
   HprofOne one(g, d, first, max);
   one.id_of_ = g.ids[i];
   reader.ReadSubRecordAt(g.where[i], one);
@@ -165,11 +163,20 @@ ObjectDetail ReadHprof(const HeapGraph& g, Index i, uint64_t first, uint64_t max
 
 ObjectDetail ReadDump(const HeapGraph& g, Index i, uint64_t first, uint64_t max) {
   ObjectDetail d;
-  Fd fd(g.path);
-  format::Reader reader(fd.get());
-  reader.Range(g.where[i], 0);
+  InputFile fd(g.path);
+  // One record: a small buffer (the default 1 MiB would be read in full;
+  // a path page reads up to 1,000 records). Bigger payloads are copied whole.
+  format::Reader reader(fd.fd(), {.buffer_size = 4 << 10});
   format::Record r;
-  if (!reader.Next(r) || r.kind != format::Kind::kObject || r.object.addr != g.ids[i])
+  // A Go dump's decoder needs its params (word size, byte order) first, and
+  // may give the object's synthetic type before the object.
+  if (reader.dialect() != format::Dialect::kLibdump && reader.Next(r) && r.kind != format::Kind::kParams)
+    throw format::FormatError(r.offset, "params", "a Go dump that does not open with its params");
+  reader.Range(g.where[i], 0);
+  bool got;
+  while ((got = reader.Next(r)) && r.kind == format::Kind::kType && g.go) {
+  }
+  if (!got || r.kind != format::Kind::kObject || r.object.addr != g.ids[i])
     throw format::FormatError(g.where[i], "object", "the file changed since it was opened");
   const auto data = reader.Payload(size_t{1} << 32);
   const ClassInfo& c = g.classes[g.cls[i]];
@@ -178,7 +185,7 @@ ObjectDetail ReadDump(const HeapGraph& g, Index i, uint64_t first, uint64_t max)
     for (size_t k = n; k-- > 0;) v = v << 8 | data[off + k];
     return v;
   };
-  if (!c.fields.empty() && c.array_type == 0) {
+  if (!c.fields.empty() && c.array_type == 0 && !g.go) {
     for (const FieldInfo& f : c.fields) {
       if (f.offset + uint64_t{f.size} > data.size()) continue;
       FieldValue v;
@@ -196,17 +203,29 @@ ObjectDetail ReadDump(const HeapGraph& g, Index i, uint64_t first, uint64_t max)
     }
   }
   // Every word, as pointers or data (untyped objects, arrays, anything
-  // without named fields).
+  // without named fields). A Go object's words are named by their offset
+  // (the dump has no field names), those its type says hold pointers typed
+  // "pointer".
   if (d.fields.empty()) {
-    const size_t w = 8;
+    const size_t w = g.id_size == 4 ? 4 : 8;
     d.elements = data.size() / w;
+    size_t next_ptr = 0;
     for (uint64_t k = first; k < d.elements && k < first + max; ++k) {
       FieldValue v;
-      v.name = "[" + std::to_string(k) + "]";
-      v.type = "word";
       const uint64_t x = le(k * w, w);
-      v.value = Hex(x);
-      if (x) v.ref = FindContaining(g, x);
+      if (g.go) {
+        v.name = "+" + std::to_string(k * w);
+        while (next_ptr < c.fields.size() && c.fields[next_ptr].offset < k * w) ++next_ptr;
+        const bool ptr = next_ptr < c.fields.size() && c.fields[next_ptr].offset == k * w;
+        v.type = ptr ? "pointer" : "word";
+        v.value = ptr && x == 0 ? "null" : Hex(x);
+        if (ptr && x) v.ref = FindContaining(g, x);
+      } else {
+        v.name = "[" + std::to_string(k) + "]";
+        v.type = "word";
+        v.value = Hex(x);
+        if (x) v.ref = FindContaining(g, x);
+      }
       d.fields.push_back(std::move(v));
     }
   }
@@ -228,6 +247,22 @@ ObjectDetail ReadDump(const HeapGraph& g, Index i, uint64_t first, uint64_t max)
 ObjectDetail ReadObject(const HeapGraph& g, Index i, uint64_t first, uint64_t max) {
   if (i >= g.size()) throw LoadError("no such object");
   return g.source == Source::kHprof ? ReadHprof(g, i, first, max) : ReadDump(g, i, first, max);
+}
+
+std::string FieldTo(const HeapGraph& g, Index from, Index to) {
+  // Every element: the one holding `to` may be anywhere in an array.
+  const ObjectDetail d = ReadObject(g, from, 0, UINT64_MAX / 2);
+  for (const FieldValue& f : d.fields) {
+    if (f.ref == to) return f.name;
+  }
+  return "";
+}
+
+std::vector<std::string> PathFields(const HeapGraph& g, const std::vector<Index>& path, size_t max_steps) {
+  std::vector<std::string> out(path.size());
+  const size_t first = path.size() > max_steps ? path.size() - max_steps : 1;
+  for (size_t k = std::max<size_t>(first, 1); k < path.size(); ++k) out[k] = FieldTo(g, path[k - 1], path[k]);
+  return out;
 }
 
 std::string StringValue(const HeapGraph& g, Index obj, size_t max_chars) {

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "object_detail.h"
 #include "paths.h"
 
 namespace libdump::heapgraph {
@@ -62,8 +63,11 @@ void PrintPath(std::ostream& out, const HeapGraph& g, Index obj) {
     out << Label(g, obj) << ": not reachable from a root through strong references\n";
     return;
   }
+  const std::vector<std::string> fields = PathFields(g, path);
   for (size_t k = 0; k < path.size(); ++k) {
-    out << std::string(2 * k, ' ') << Label(g, path[k]);
+    out << std::string(2 * k, ' ');
+    if (k > 0) out << (fields[k].empty() ? "?" : fields[k]) << " -> ";
+    out << Label(g, path[k]);
     if (k == 0) {
       for (uint32_t r : RootsOf(g, path[0])) {
         out << " [root: " << g.root_kinds[g.roots[r].kind];
@@ -97,12 +101,18 @@ void WritePathJson(JsonWriter& j, const HeapGraph& g, Index obj) {
   j.EndArray();
   j.Key("path");
   j.BeginArray();
-  for (Index i : path) {
+  const std::vector<std::string> fields = PathFields(g, path);
+  for (size_t k = 0; k < path.size(); ++k) {
+    const Index i = path[k];
     j.BeginObject();
     j.Key("id");
     j.Hex(g.ids[i]);
     j.Key("class");
     j.String(g.ClassName(i));
+    if (k > 0) {  // the field of the object before that holds this one
+      j.Key("field");
+      j.String(fields[k]);
+    }
     j.EndObject();
   }
   j.EndArray();

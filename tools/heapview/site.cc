@@ -430,9 +430,20 @@ class Pages {
            "references' referent fields do not count).</p>";
       return h.Finish(base_ != nullptr);
     }
-    h << "<ol id=\"path\">";
+    // A chain millions deep lists its root and the steps nearest the object.
+    constexpr size_t kShown = 1000;
+    h << "<p>" << path.size() - 1 << " references from the root.</p><ol id=\"path\">";
+    const std::vector<std::string> fields = heapgraph::PathFields(g_, path, kShown);
     for (size_t k = 0; k < path.size(); ++k) {
-      h << "<li>" << ObjLink(path[k]);
+      if (k == 1 && path.size() > kShown + 1) {
+        h << "<li class=\"muted\">... " << path.size() - 1 - kShown << " steps not shown ...</li>";
+        k = path.size() - kShown;
+      }
+      h << "<li>";
+      if (k > 0) {  // the field of the object above that holds this one
+        h << "<code class=\"field\">" << Escape(fields[k].empty() ? "?" : fields[k]) << "</code> &rarr; ";
+      }
+      h << ObjLink(path[k]);
       if (k == 0) {
         for (uint32_t r : heapgraph::RootsOf(g_, path[0])) h << " <span class=\"muted\">root: " << RootLine(r) << "</span>";
       }

@@ -84,7 +84,10 @@ class Reader {
   // `end` (0: the end of the input). For a later pass over a dump split
   // between threads: both must be record boundaries an earlier pass saw, and
   // start at or after offset(). An uncompressed file is read no further than
-  // `end`; other input is read through up to `start`.
+  // `end`; other input is read through up to `start`. A Go runtime's dump
+  // takes no `end` (0 only) and must have returned its params record first;
+  // an object whose layout the reader has not met yet comes with a synthetic
+  // type numbered afresh, so match its objects by address, not type.
   void Range(uint64_t start, uint64_t end);
 
   // Decompressed bytes consumed so far.
