@@ -5,7 +5,9 @@
 // megabyte at exit. Code that allocates for the profilers runs inside an
 // OwnAllocationScope; the heap profiler's hook records a sample taken there
 // under one marker stack (OwnAllocationMarker), which heap profiles leave
-// out and heap dumps show by that name.
+// out and heap dumps show by that name. The CPU profiler drops the samples
+// of a thread inside a scope, for the same reason: the /debug/pprof
+// server's threads run inside one for their whole life.
 #pragma once
 
 #include <cstdint>

@@ -123,6 +123,18 @@ bool WaitsInterposed();
 // False if the world cannot be stopped or on a write error.
 bool WriteThreadProfile(int fd, int debug = 0);
 
+// ---- Threadcreate profile (Go's pprof "threadcreate") ----
+
+// Every live thread, counted by the stack that created it: pthread_create
+// records the creating stack (allocation-free) and the record goes when the
+// thread exits. The initial thread, and threads started before libdump was
+// loaded, without pthread_create or in a sanitizer build (whose runtime owns
+// pthread_create), count under libdump::samplers::CreatorNotRecorded.
+// debug 0: gzipped pprof, sample type threadcreate/count; 1: Go's text.
+// False if /proc/self/task cannot be read or on a write error.
+// LD_PRELOAD: LIBDUMP_THREADCREATEPROFILE=path writes it at exit.
+bool WriteThreadCreateProfile(int fd, int debug = 0);
+
 // ---- /debug/pprof/ over HTTP (Go's net/http/pprof) ----
 
 // Serves /debug/pprof/ (index, profile?seconds=N, heap, allocs, block,
