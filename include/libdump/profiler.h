@@ -138,8 +138,10 @@ bool WriteThreadCreateProfile(int fd, int debug = 0);
 // ---- /debug/pprof/ over HTTP (Go's net/http/pprof) ----
 
 // Serves /debug/pprof/ (index, profile?seconds=N, heap, allocs, block,
-// mutex, cmdline, symbol, heapdump?zstd=1) on address "HOST:PORT" from
-// threads of its own; "" means 127.0.0.1:6060, an empty HOST 127.0.0.1:
+// mutex with debug=0/1 and seconds=N deltas, goroutine, threads,
+// threadcreate, cmdline, symbol, heapdump?zstd=1, flightrecorder) on
+// address "HOST:PORT" from threads of its own, whose allocations and CPU
+// time the profiles leave out; "" means 127.0.0.1:6060, an empty HOST 127.0.0.1:
 // loopback unless the address says otherwise. Port 0 picks a free port,
 // returned in *bound. Turns the heap profiler on (InstallHeapProfiler).
 // False with *error set if the address is bad, cannot be bound, or a server
