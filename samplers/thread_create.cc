@@ -55,14 +55,6 @@ void PutLocked(ThreadCreateRecord* r) {
   g_free = r;
 }
 
-void Release(void* p) {
-  auto* r = static_cast<ThreadCreateRecord*>(p);
-  if (t_record == r) t_record = nullptr;
-  g_lock.Lock();
-  PutLocked(r);
-  g_lock.Unlock();
-}
-
 // The child of fork has only the forking thread: every other record is
 // given back, and the forking thread's takes its new tid.
 void ForkPrepare() { g_lock.Lock(); }
@@ -72,6 +64,14 @@ void ForkChild() {
     if (r->in_use && r != t_record) PutLocked(r);
   }
   if (t_record != nullptr) t_record->tid.store(Tid(), std::memory_order_relaxed);
+  g_lock.Unlock();
+}
+
+void Release(void* p) {
+  auto* r = static_cast<ThreadCreateRecord*>(p);
+  if (t_record == r) t_record = nullptr;
+  g_lock.Lock();
+  PutLocked(r);
   g_lock.Unlock();
 }
 
@@ -126,13 +126,24 @@ void CancelThreadCreate(ThreadCreateRecord* r) {
   g_lock.Unlock();
 }
 
-void StartCreatedThread(ThreadCreateRecord* r, void* (**fn)(void*), void** arg) {
-  *fn = r->fn;
-  *arg = r->arg;
+void* RunCreatedThread(void* record) {
+  auto* r = static_cast<ThreadCreateRecord*>(record);
+  void* (*const fn)(void*) = r->fn;
+  void* const arg = r->arg;
   t_record = r;
   r->tid.store(Tid(), std::memory_order_release);
-  // Keys below 32 live in the thread descriptor: no allocation.
+  // Given back by the key's destructor as the thread ends, however it ends.
+  // Not by a C++ destructor in this frame, which pthread_exit and
+  // cancellation reach through a forced unwind: in a program that finds
+  // libunwind's _Unwind_* functions before libgcc_s's (as one linking
+  // libunwind first does), libstdc++'s personality routine then reads
+  // libgcc's unwind context with libunwind's accessors and crashes. The
+  // key costs ~700 instructions at each thread's exit (glibc scans every
+  // key once one is set). Keys below 32 live in the thread descriptor:
+  // setting it allocates nothing.
   pthread_setspecific(g_key, r);
+  if (void (*hook)() = g_start_hook.load(std::memory_order_acquire)) hook();
+  return fn(arg);
 }
 
 size_t ThreadCreateRecordsInUse() {
@@ -144,18 +155,6 @@ size_t ThreadCreateRecordsInUse() {
 }
 
 void SetThreadStartHook(void (*hook)()) { g_start_hook.store(hook, std::memory_order_release); }
-
-namespace {
-#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
-void* Trampoline(void* p) {
-  void* (*fn)(void*);
-  void* arg;
-  StartCreatedThread(static_cast<ThreadCreateRecord*>(p), &fn, &arg);
-  if (void (*hook)() = g_start_hook.load(std::memory_order_acquire)) hook();
-  return fn(arg);
-}
-#endif
-}  // namespace
 
 std::vector<ThreadCreation> LiveThreadCreations() {
   std::vector<pid_t> tids(256);
@@ -196,7 +195,7 @@ extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, voi
   static const Real real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "pthread_create"));
   libdump::samplers::ThreadCreateRecord* r = libdump::samplers::BeginThreadCreate(fn, arg);
   if (r == nullptr) return real(thread, attr, fn, arg);  // no memory for a record: unrecorded
-  const int rc = real(thread, attr, libdump::samplers::Trampoline, r);
+  const int rc = real(thread, attr, libdump::samplers::RunCreatedThread, r);
   if (rc != 0) libdump::samplers::CancelThreadCreate(r);
   return rc;
 }

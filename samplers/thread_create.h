@@ -4,7 +4,7 @@
 // thread; the record also carries the start routine to the trampoline, so
 // the path allocates nothing. The new thread claims the record with its
 // tid, and a thread-specific-data destructor gives it back as the thread
-// exits (returning, pthread_exit or cancellation alike). Not in sanitizer
+// ends (returning, pthread_exit or cancellation alike). Not in sanitizer
 // builds: their runtimes interpose pthread_create themselves.
 //
 // The records live in mapped chunks, reused through a free list under a spin
@@ -29,9 +29,11 @@ struct ThreadCreateRecord;
 ThreadCreateRecord* BeginThreadCreate(void* (*fn)(void*), void* arg);
 // pthread_create failed: the record goes back unused.
 void CancelThreadCreate(ThreadCreateRecord* r);
-// In the new thread, before its start routine: claims the record for the
-// calling thread until it exits. Returns the start routine and argument.
-void StartCreatedThread(ThreadCreateRecord* r, void* (**fn)(void*), void** arg);
+// The new thread's start routine (pthread_create passes the record as its
+// argument): claims the record with the thread's tid, calls the start hook
+// and the thread's own routine, and gives the record back as the thread
+// ends, however it ends.
+void* RunCreatedThread(void* record);
 
 struct ThreadCreation {
   pid_t tid;

@@ -36,14 +36,7 @@ pid_t Tid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
 
 // The record's path without the interposition (which sanitizer builds do
 // not have): a record taken in a known function, the thread started by
-// glibc's pthread_create directly.
-void* StartRecorded(void* p) {
-  void* (*fn)(void*);
-  void* arg;
-  StartCreatedThread(static_cast<ThreadCreateRecord*>(p), &fn, &arg);
-  return fn(arg);
-}
-
+// glibc's pthread_create directly on the trampoline.
 using CreateFn = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
 
 // glibc's (or the sanitizer runtime's) pthread_create, past this program's.
@@ -55,7 +48,7 @@ CreateFn NextPthreadCreate() {
 __attribute__((noinline)) pthread_t RecordedCreatorOne() {
   ThreadCreateRecord* r = BeginThreadCreate(Park, nullptr);
   pthread_t t;
-  EXPECT_EQ(NextPthreadCreate()(&t, nullptr, StartRecorded, r), 0);
+  EXPECT_EQ(NextPthreadCreate()(&t, nullptr, RunCreatedThread, r), 0);
   asm volatile("" ::: "memory");  // not a tail call: this frame stays on the recorded stack
   return t;
 }
@@ -63,7 +56,7 @@ __attribute__((noinline)) pthread_t RecordedCreatorOne() {
 __attribute__((noinline)) pthread_t RecordedCreatorTwo() {
   ThreadCreateRecord* r = BeginThreadCreate(Park, nullptr);
   pthread_t t;
-  EXPECT_EQ(NextPthreadCreate()(&t, nullptr, StartRecorded, r), 0);
+  EXPECT_EQ(NextPthreadCreate()(&t, nullptr, RunCreatedThread, r), 0);
   asm volatile("" ::: "memory");
   return t;
 }
@@ -107,6 +100,33 @@ TEST(ThreadCreate, RecordsLiveThreadsAndForgetsExitedOnes) {
   EXPECT_EQ(ThreadCreateRecordsInUse(), in_use) << "an exited thread kept its record";
 }
 
+__attribute__((noinline)) void* ExitHere(void*) {
+  pthread_exit(nullptr);
+}
+
+__attribute__((noinline)) void* PauseHere(void*) {
+  for (;;) pause();  // a cancellation point
+}
+
+// pthread_exit and cancellation unwind the trampoline: the record goes
+// back as when the routine returns.
+TEST(ThreadCreate, ExitAndCancellationGiveTheRecordBack) {
+  const size_t in_use = ThreadCreateRecordsInUse();
+  pthread_t t;
+  ThreadCreateRecord* r = BeginThreadCreate(ExitHere, nullptr);
+  ASSERT_EQ(NextPthreadCreate()(&t, nullptr, RunCreatedThread, r), 0);
+  pthread_join(t, nullptr);
+  EXPECT_EQ(ThreadCreateRecordsInUse(), in_use) << "pthread_exit kept the record";
+  r = BeginThreadCreate(PauseHere, nullptr);
+  ASSERT_EQ(NextPthreadCreate()(&t, nullptr, RunCreatedThread, r), 0);
+  usleep(10000);
+  pthread_cancel(t);
+  void* rc = nullptr;
+  pthread_join(t, &rc);
+  EXPECT_EQ(rc, PTHREAD_CANCELED);
+  EXPECT_EQ(ThreadCreateRecordsInUse(), in_use) << "cancellation kept the record";
+}
+
 TEST(ThreadCreate, ForkChildKeepsOnlyTheForkingThread) {
   g_release = false;
   const pthread_t other = RecordedCreatorTwo();
@@ -128,7 +148,7 @@ TEST(ThreadCreate, ForkChildKeepsOnlyTheForkingThread) {
       },
       nullptr);
   pthread_t t;
-  ASSERT_EQ(NextPthreadCreate()(&t, nullptr, StartRecorded, r), 0);
+  ASSERT_EQ(NextPthreadCreate()(&t, nullptr, RunCreatedThread, r), 0);
   void* rc = nullptr;
   pthread_join(t, &rc);
   EXPECT_EQ(rc, nullptr) << "the child saw other threads' records, or lost its own";
