@@ -82,10 +82,15 @@ double Block(long ops) {
   return static_cast<double>(b.tv_sec - a.tv_sec) + 1e-9 * static_cast<double>(b.tv_nsec - a.tv_nsec);
 }
 
+// LOCKS_PROFILES=block or mutex turns only that one on (where the cost
+// goes); both by default.
 void SetProfiles(bool on) {
 #ifdef LIBDUMP_LOCK_BENCH_PROFILED
-  libdump::SetBlockProfileRate(on ? 10000 : 0);
-  libdump::SetMutexProfileFraction(on ? 100 : 0);
+  static const char* only = std::getenv("LOCKS_PROFILES");
+  const bool block = only == nullptr || std::strcmp(only, "mutex") != 0;
+  const bool mutex = only == nullptr || std::strcmp(only, "block") != 0;
+  libdump::SetBlockProfileRate(on && block ? 10000 : 0);
+  libdump::SetMutexProfileFraction(on && mutex ? 100 : 0);
 #else
   (void)on;
 #endif
@@ -144,7 +149,11 @@ int main(int argc, char** argv) {
   std::sort(wall_ratios.begin(), wall_ratios.end());
   std::sort(cpu_ratios.begin(), cpu_ratios.end());
   const auto pct = [](double r) { return (r - 1) * 100; };
-  const char* label = aa ? "libdump A/A (both off)" : "libdump block 10us + mutex 1/100";
+  const char* only = std::getenv("LOCKS_PROFILES");
+  const char* label = aa ? "libdump A/A (both off)"
+                      : only == nullptr ? "libdump block 10us + mutex 1/100"
+                      : std::strcmp(only, "block") == 0 ? "libdump block 10us alone"
+                                                        : "libdump mutex 1/100 alone";
   std::printf("%s, %d pairs of %ld ops: CPU median %+.2f%% (quartiles %+.2f%% .. %+.2f%%), totals %+.2f%%; "
               "wall median %+.2f%% (quartiles %+.2f%% .. %+.2f%%); %.0f ns/op off\n",
               label, pairs, ops, pct(cpu_ratios[cpu_ratios.size() / 2]), pct(cpu_ratios[cpu_ratios.size() / 4]),

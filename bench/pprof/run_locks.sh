@@ -3,7 +3,8 @@
 # (lock_workload.cc: 8 threads, 2 mutexes, a condition-variable hand-off
 # every 16 operations), side by side in one run:
 #   libdump: profiles off vs on at Go's usual settings (block rate 10 us,
-#            mutex fraction 100), alternated in one process, with an A/A line;
+#            mutex fraction 100), alternated in one process, with an A/A line,
+#            then each profile alone;
 #   Go:      the same workload and rates (go/locks/main.go), the same way;
 #   Abseil:  the workload on absl::Mutex and absl::CondVar, with a mutex
 #            profile at fraction 100 built on absl::RegisterMutexProfiler
@@ -29,6 +30,8 @@ L=$B/bench/pprof/bench_pprof_locks
 echo "== locks: $OPS operations per block, $PAIRS pairs, ratios on/off; $(uptime)"
 "$L" "$OPS" aa "$PAIRS"
 "$L" "$OPS" alternate "$PAIRS"
+LOCKS_PROFILES=block "$L" "$OPS" alternate "$PAIRS"
+LOCKS_PROFILES=mutex "$L" "$OPS" alternate "$PAIRS"
 "$T/golocks" -ops "$OPS" -pairs "$PAIRS" -aa
 "$T/golocks" -ops "$OPS" -pairs "$PAIRS"
 if [ -x "$B/bench/pprof/bench_pprof_locks_absl" ]; then
