@@ -109,10 +109,9 @@ void OnSigprof(int, siginfo_t* info, void* ucontext) {
     errno = saved_errno;
     return;
   }
-  // The profilers' own work (the /debug/pprof server's threads, this
-  // profiler's worker, a profile being written) is not the program's: its
-  // samples are dropped, as its allocations are (own_allocations.h).
-  if (InOwnAllocationScope()) {
+  // The /debug/pprof server's threads are not the program's: their samples
+  // are dropped, as their allocations are (own_allocations.h).
+  if (t_profiler_thread) {
     g_signals.fetch_add(1, std::memory_order_relaxed);
     errno = saved_errno;
     return;

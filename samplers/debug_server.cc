@@ -392,6 +392,7 @@ Response Handle(const http::request<http::string_body>& req) {
 void Serve(tcp::socket sock) {
   // The server's own locks, allocations and CPU time are not the program's.
   t_wait.in_profiler = true;
+  t_profiler_thread = true;
   OwnAllocationScope own;
   beast::error_code ec;
   beast::flat_buffer buf;
@@ -410,6 +411,7 @@ void Serve(tcp::socket sock) {
 void AcceptLoop(std::shared_ptr<net::io_context> ioc, std::shared_ptr<tcp::acceptor> acceptor) {
   pthread_setname_np(pthread_self(), "libdump-pprof");
   t_wait.in_profiler = true;
+  t_profiler_thread = true;
   OwnAllocationScope own;
   for (;;) {
     tcp::socket sock(*ioc);
@@ -456,6 +458,7 @@ bool StartDebugServer(const std::string& address, std::string* error, std::strin
     // The heap profile is only as good as the profiler behind it: on with
     // the server, when libdump's allocator is there.
     InstallHeapProfiler();
+    EnableThreadCreateProfile();  // /threadcreate: threads created from now on
     std::thread(AcceptLoop, ioc, acceptor).detach();
   } catch (const std::exception& e) {
     g_started = false;

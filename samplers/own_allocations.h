@@ -5,9 +5,7 @@
 // megabyte at exit. Code that allocates for the profilers runs inside an
 // OwnAllocationScope; the heap profiler's hook records a sample taken there
 // under one marker stack (OwnAllocationMarker), which heap profiles leave
-// out and heap dumps show by that name. The CPU profiler drops the samples
-// of a thread inside a scope, for the same reason: the /debug/pprof
-// server's threads run inside one for their whole life.
+// out and heap dumps show by that name.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +25,14 @@ class OwnAllocationScope {
 };
 
 inline bool InOwnAllocationScope() { return t_own_allocations != 0; }
+
+// A thread that only serves the profilers (the /debug/pprof server's): the
+// CPU profiler drops its samples, as its allocations are left out. Not every
+// OwnAllocationScope: the CPU profile counts the profilers' work done on
+// the program's behalf (its worker, a profile written by the program), so
+// that its total stays the process's CPU time. initial-exec: read in the
+// SIGPROF handler.
+inline thread_local bool t_profiler_thread __attribute__((tls_model("initial-exec"))) = false;
 
 // The one frame of the stack the profilers' own samples are recorded under
 // (a return address into the marker function, so that it symbolizes to it).

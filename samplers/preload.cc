@@ -287,6 +287,7 @@ __attribute__((constructor)) void Init() {
   const char* block = env::Get("LIBDUMP_BLOCKPROFILE");
   const char* mutex = env::Get("LIBDUMP_MUTEXPROFILE");
   const char* threadcreate = env::Get("LIBDUMP_THREADCREATEPROFILE");
+  if (threadcreate != nullptr) libdump::EnableThreadCreateProfile();  // before the program's threads
   // As `go test -blockprofile` and `-mutexprofile` do: a profile asked for
   // without its rate records every event.
   const uint64_t block_default = block != nullptr ? 1 : 0;

@@ -24,8 +24,8 @@ namespace libdump::samplers {
 struct ThreadCreateRecord;
 
 // Takes a record holding the thread's start routine and argument (for the
-// trampoline) and the calling stack (innermost first, this function's
-// caller's frame first). Null if no memory could be mapped.
+// trampoline) and, while recording, the calling stack (innermost first,
+// this function's frame first). Null if no memory could be mapped.
 ThreadCreateRecord* BeginThreadCreate(void* (*fn)(void*), void* arg);
 // pthread_create failed: the record goes back unused.
 void CancelThreadCreate(ThreadCreateRecord* r);
@@ -47,6 +47,9 @@ std::vector<ThreadCreation> LiveThreadCreations();
 // Records taken and not given back (live threads, and threads being
 // created): for tests, since a profile lists only threads in /proc anyway.
 size_t ThreadCreateRecordsInUse();
+
+// Whether pthread_create captures the creating stack (EnableThreadCreateProfile).
+void SetThreadCreateRecording(bool on);
 
 // Called in every thread started through pthread_create, before its start
 // routine: the CPU profiler arms the thread's timer there.

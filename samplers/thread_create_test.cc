@@ -25,6 +25,12 @@ namespace {
 using testing::Decode;
 using testing::TempFile;
 
+// The profile is recorded once enabled.
+const bool g_enabled = [] {
+  EnableThreadCreateProfile();
+  return true;
+}();
+
 std::atomic<bool> g_release{false};
 
 void* Park(void*) {

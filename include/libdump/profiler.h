@@ -125,11 +125,17 @@ bool WriteThreadProfile(int fd, int debug = 0);
 
 // ---- Threadcreate profile (Go's pprof "threadcreate") ----
 
-// Every live thread, counted by the stack that created it: pthread_create
-// records the creating stack (allocation-free) and the record goes when the
-// thread exits. The initial thread, and threads started before libdump was
-// loaded, without pthread_create or in a sanitizer build (whose runtime owns
-// pthread_create), count under libdump::samplers::CreatorNotRecorded.
+// Every live thread, counted by the stack that created it: once enabled,
+// pthread_create records the creating stack (allocation-free) and the
+// record goes when the thread exits. The initial thread, and threads
+// started before the profile was enabled, without pthread_create or in a
+// sanitizer build (whose runtime owns pthread_create), count under
+// libdump::samplers::CreatorNotRecorded.
+// Enabled by LIBDUMP_THREADCREATEPROFILE, LIBDUMP_PPROF_ADDR and
+// StartDebugServer, or by this call: the first capture sets libunwind up
+// (~1 ms, ~400 KB resident), which is done here rather than in a
+// pthread_create, and not at all in a process that never asks.
+void EnableThreadCreateProfile();
 // debug 0: gzipped pprof, sample type threadcreate/count; 1: Go's text.
 // False if /proc/self/task cannot be read or on a write error.
 // LD_PRELOAD: LIBDUMP_THREADCREATEPROFILE=path writes it at exit.
