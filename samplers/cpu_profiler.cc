@@ -31,6 +31,7 @@
 #include "sigprof_hook.h"
 #include "stack_walk.h"
 #include "symbolize.h"
+#include "thread_create.h"
 #include "thread_list.h"
 #include "unwind_table.h"
 
@@ -105,6 +106,13 @@ void OnSigprof(int, siginfo_t* info, void* ucontext) {
   const int saved_errno = errno;
   if (info->si_code == SI_TIMER && info->si_value.sival_int == kRecorderTimerTag) {
     if (SigprofHook h = g_recorder_hook.load(std::memory_order_acquire)) h(ucontext);
+    errno = saved_errno;
+    return;
+  }
+  // The /debug/pprof server's threads are not the program's: their samples
+  // are dropped, as their allocations are (own_allocations.h).
+  if (t_profiler_thread) {
+    g_signals.fetch_add(1, std::memory_order_relaxed);
     errno = saved_errno;
     return;
   }
@@ -185,16 +193,9 @@ bool WriteProfile(Session& s) {
   return b.WriteGzip(s.fd);
 }
 
-// pthread_create interposition. A thread started through it arms its own
-// timer before running user code, so even a thread that lives less than a
-// scan interval is profiled from its first instruction. Not under
-// sanitizers: their runtimes interpose pthread_create themselves.
-#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
-struct StartArgs {
-  void* (*fn)(void*);
-  void* arg;
-};
-
+// A thread started through pthread_create (interposed in thread_create.cc)
+// arms its own timer before running user code, so even a thread that lives
+// less than a scan interval is profiled from its first instruction.
 struct ThreadExitGuard {
   pid_t tid;
   ~ThreadExitGuard() {
@@ -202,9 +203,7 @@ struct ThreadExitGuard {
   }
 };
 
-void* Trampoline(void* p) {
-  StartArgs a = *static_cast<StartArgs*>(p);
-  delete static_cast<StartArgs*>(p);
+void OnThreadStart() {
   if (TimerEngine* e = g_engine.load(std::memory_order_acquire)) {
     OwnAllocationScope own;  // the engine's entry and the exit guard's registration
     const pid_t tid = Tid();
@@ -213,9 +212,7 @@ void* Trampoline(void* p) {
     thread_local ThreadExitGuard guard{tid};
     (void)guard;
   }
-  return a.fn(a.arg);
 }
-#endif
 
 }  // namespace
 
@@ -252,6 +249,7 @@ bool StartCPUProfile(int fd) {
   using namespace samplers;
   static const int fork_handlers = pthread_atfork(ForkPrepare, ForkParent, ForkChild);
   (void)fork_handlers;
+  SetThreadStartHook(OnThreadStart);
   OwnAllocationScope own;
   std::lock_guard<std::mutex> g(g_session_mu);
   if (g_session != nullptr) {
@@ -345,19 +343,3 @@ CPUProfileStats GetCPUProfileStats() {
 }
 
 }  // namespace libdump
-
-#if !defined(__SANITIZE_THREAD__) && !defined(__SANITIZE_ADDRESS__)
-extern "C" int pthread_create(pthread_t* thread, const pthread_attr_t* attr, void* (*fn)(void*), void* arg) {
-  using Real = int (*)(pthread_t*, const pthread_attr_t*, void* (*)(void*), void*);
-  static Real real = reinterpret_cast<Real>(dlsym(RTLD_NEXT, "pthread_create"));
-  if (libdump::samplers::g_engine.load(std::memory_order_acquire) == nullptr) return real(thread, attr, fn, arg);
-  libdump::samplers::StartArgs* a;
-  {
-    libdump::samplers::OwnAllocationScope own;
-    a = new libdump::samplers::StartArgs{fn, arg};
-  }
-  const int rc = real(thread, attr, libdump::samplers::Trampoline, a);
-  if (rc != 0) delete a;
-  return rc;
-}
-#endif

@@ -1,8 +1,9 @@
 // The server runs on its own threads: one accepting, one per connection
 // (each serves one request and closes, so a 30 s CPU profile holds only its
 // own connection). Its threads pass their own pthread locks through the
-// block and mutex profiles untimed; its allocations and CPU time still
-// reach the heap and CPU profilers, which know no thread to leave out.
+// block and mutex profiles untimed, and run inside an OwnAllocationScope:
+// the heap profiles leave their allocations out and the CPU profiler drops
+// their samples.
 #include "debug_server.h"
 
 #include <sys/mman.h>
@@ -27,6 +28,9 @@
 #include "libdump/profiler.h"
 #include "libdump/format/pprof_profile.h"
 #include "block_profiler.h"
+#include "flight_recorder.h"
+#include "heap_profiler.h"
+#include "own_allocations.h"
 #include "symbolize.h"
 #include "wait_state.h"
 
@@ -142,11 +146,13 @@ Types of profiles available:
 <tr><td><a href="block?debug=0">block</a></td><td>Stack traces that led to blocking on pthread locks, condition variables, semaphores, barriers and joins</td></tr>
 <tr><td><a href="cmdline">cmdline</a></td><td>The command line of the current program</td></tr>
 <tr><td><a href="goroutine?debug=1">goroutine</a></td><td>Stack traces of all current threads (also /threads); debug=2 one block per thread</td></tr>
+<tr><td><a href="flightrecorder">flightrecorder</a></td><td>The flight recorder's window as Trace Event JSON (?format=pprof: its CPU samples), when one runs</td></tr>
 <tr><td><a href="heap?debug=0">heap</a></td><td>A sampling of memory allocations of live objects</td></tr>
 <tr><td><a href="heapdump">heapdump</a></td><td>A heap dump of the process (libdump's format; ?zstd=1 compresses)</td></tr>
 <tr><td><a href="mutex?debug=0">mutex</a></td><td>Stack traces of holders of contended mutexes and rwlocks</td></tr>
 <tr><td><a href="profile">profile</a></td><td>CPU profile; ?seconds=N (default 30)</td></tr>
 <tr><td><a href="symbol">symbol</a></td><td>Maps program counters to function names</td></tr>
+<tr><td><a href="threadcreate?debug=1">threadcreate</a></td><td>Stack traces that led to the creation of each live thread</td></tr>
 </table>
 </body>
 </html>
@@ -213,6 +219,73 @@ Response Handle(const http::request<http::string_body>& req) {
     }
     if (debug == 0) return Profile(std::move(bytes), name);
     return Reply(http::status::ok, std::move(bytes));
+  }
+  if (name == "threadcreate") {
+    if (!IntParam(q, "debug", 0, 1, 0, &debug, &error)) return Reply(http::status::bad_request, error + "\n");
+    if (q.count("seconds") != 0) {
+      return Reply(http::status::bad_request, "seconds: delta profiles are not served for " + name + "\n");
+    }
+    std::string bytes;
+    if (!Capture([debug](int fd) { return WriteThreadCreateProfile(fd, static_cast<int>(debug)); }, &bytes)) {
+      return Reply(http::status::internal_server_error, name + " profile not written\n");
+    }
+    if (debug == 0) return Profile(std::move(bytes), name);
+    return Reply(http::status::ok, std::move(bytes));
+  }
+  if (name == "heap" || name == "allocs") {
+    if (!IntParam(q, "debug", 0, 1, 0, &debug, &error)) return Reply(http::status::bad_request, error + "\n");
+    long seconds = 0;
+    if (q.count("seconds") != 0) {
+      if (!IntParam(q, "seconds", 1, 3600, 0, &seconds, &error)) return Reply(http::status::bad_request, error + "\n");
+      if (debug != 0) return Reply(http::status::bad_request, "seconds: a delta profile is served as pprof (debug=0)\n");
+    }
+    if (debug == 1) return Reply(http::status::ok, HeapProfileText(GlobalHeapTable().Snapshot(), MemProfileRate()));
+    const HeapProfileKind kind = name == "heap" ? HeapProfileKind::kHeap : HeapProfileKind::kAllocs;
+    if (seconds == 0) {
+      std::string bytes;
+      if (!Capture([kind](int fd) { return WriteHeapProfile(fd, kind); }, &bytes)) {
+        return Reply(http::status::internal_server_error, name + " profile not written\n");
+      }
+      return Profile(std::move(bytes), name);
+    }
+    // A delta profile, as Go's: what each bucket gained over the seconds
+    // (in use may shrink: negative values, as Go's).
+    const std::vector<HeapBucketSnapshot> before = GlobalHeapTable().Snapshot();
+    std::this_thread::sleep_for(std::chrono::seconds(seconds));
+    pprof::ProfileBuilder b = NewHeapProfileBuilder(kind, MemProfileRate());
+    b.set_duration_nanos(seconds * 1000000000LL);
+    BuildHeapProfile(b, GlobalHeapTable().Snapshot(), &before);
+    return Profile(b.EncodeGzip(), name);
+  }
+  if (name == "flightrecorder") {
+    // The flight recorder's window: Trace Event JSON, or ?format=pprof for
+    // its CPU samples.
+    const auto f = q.find("format");
+    const std::string format = f == q.end() ? "json" : f->second;
+    if (format != "json" && format != "pprof") {
+      return Reply(http::status::bad_request, "format=" + format + ": want json or pprof\n");
+    }
+    std::string bytes;
+    int err = 0;
+    const bool ok = Capture(
+        [&](int fd) {
+          const bool done = format == "pprof" ? flight::WriteWindowCPUProfile(fd) : flight::WriteWindow(fd) >= 0;
+          if (!done) err = errno;
+          return done;
+        },
+        &bytes);
+    if (!ok && err == EINVAL) {
+      return Reply(http::status::not_found,
+                   "flightrecorder: no flight recorder runs (LIBDUMP_FLIGHT_RECORDER=1, or libdump::FlightRecorder)\n");
+    }
+    if (!ok && err == EBUSY) {
+      return Reply(http::status::service_unavailable, "flightrecorder: another snapshot is being written\n");
+    }
+    if (!ok) return Reply(http::status::internal_server_error, "flightrecorder: " + std::string(strerror(err)) + "\n");
+    if (format == "pprof") return Profile(std::move(bytes), "flightrecorder.pprof");
+    Response r = Reply(http::status::ok, std::move(bytes), "application/json");
+    r.set(http::field::content_disposition, "attachment; filename=\"flightrecorder.json\"");
+    return r;
   }
   if ((name == "block" || name == "mutex") && q.count("seconds") == 0) {
     if (!IntParam(q, "debug", 0, 1, 0, &debug, &error)) return Reply(http::status::bad_request, error + "\n");
@@ -293,10 +366,7 @@ Response Handle(const http::request<http::string_body>& req) {
   }
   std::string bytes;
   bool ok = false;
-  if (name == "heap" || name == "allocs") {
-    const HeapProfileKind kind = name == "heap" ? HeapProfileKind::kHeap : HeapProfileKind::kAllocs;
-    ok = Capture([kind](int fd) { return WriteHeapProfile(fd, kind); }, &bytes);
-  } else if (name == "block") {
+  if (name == "block") {
     ok = Capture([](int fd) { return WriteBlockProfile(fd); }, &bytes);
   } else if (name == "mutex") {
     ok = Capture([](int fd) { return WriteMutexProfile(fd); }, &bytes);
@@ -320,7 +390,10 @@ Response Handle(const http::request<http::string_body>& req) {
 }
 
 void Serve(tcp::socket sock) {
-  t_wait.in_profiler = true;  // the server's own locks are not the program's
+  // The server's own locks, allocations and CPU time are not the program's.
+  t_wait.in_profiler = true;
+  t_profiler_thread = true;
+  OwnAllocationScope own;
   beast::error_code ec;
   beast::flat_buffer buf;
   http::request_parser<http::string_body> parser;
@@ -338,6 +411,8 @@ void Serve(tcp::socket sock) {
 void AcceptLoop(std::shared_ptr<net::io_context> ioc, std::shared_ptr<tcp::acceptor> acceptor) {
   pthread_setname_np(pthread_self(), "libdump-pprof");
   t_wait.in_profiler = true;
+  t_profiler_thread = true;
+  OwnAllocationScope own;
   for (;;) {
     tcp::socket sock(*ioc);
     beast::error_code ec;
@@ -358,6 +433,7 @@ namespace libdump {
 
 bool StartDebugServer(const std::string& address, std::string* error, std::string* bound) {
   using namespace samplers;
+  OwnAllocationScope own;  // the server's sockets and threads
   std::string why;
   if (error == nullptr) error = &why;
   ParsedAddress a;
@@ -382,6 +458,7 @@ bool StartDebugServer(const std::string& address, std::string* error, std::strin
     // The heap profile is only as good as the profiler behind it: on with
     // the server, when libdump's allocator is there.
     InstallHeapProfiler();
+    EnableThreadCreateProfile();  // /threadcreate: threads created from now on
     std::thread(AcceptLoop, ioc, acceptor).detach();
   } catch (const std::exception& e) {
     g_started = false;

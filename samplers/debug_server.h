@@ -1,7 +1,8 @@
 // /debug/pprof/ over HTTP for a running program, as Go's net/http/pprof
 // serves it, with Boost.Beast: the index page, profile?seconds=N (one CPU
-// profile at a time), heap, allocs, block, mutex, cmdline, symbol, and
-// heapdump (WriteHeapDump, ?zstd=1) when libdump's heap dumper is present.
+// profile at a time), heap, allocs, block, mutex, goroutine, threads,
+// threadcreate, cmdline, symbol, heapdump (WriteHeapDump, ?zstd=1) when
+// libdump's heap dumper is present, and the flight recorder's window.
 #pragma once
 
 #include <string>

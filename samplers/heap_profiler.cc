@@ -4,7 +4,12 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <map>
+#include <span>
+#include <sstream>
 #include <string_view>
+#include <tuple>
 
 #include "alloc_stack.h"
 #include "flight_recorder.h"
@@ -74,20 +79,103 @@ pprof::ProfileBuilder NewHeapProfileBuilder(HeapProfileKind kind, int64_t rate) 
   return b;
 }
 
-void BuildHeapProfile(pprof::ProfileBuilder& b, const std::vector<HeapBucketSnapshot>& buckets) {
-  ProfileSymbolizer sym(b);
+namespace {
+
+// Each bucket's estimates, less those of the same bucket (stack, size, rate)
+// in before, when given: a delta profile. The profilers' own samples go.
+std::vector<std::pair<const HeapBucketSnapshot*, HeapEstimate>> Estimates(
+    const std::vector<HeapBucketSnapshot>& buckets, const std::vector<HeapBucketSnapshot>* before) {
+  using Key = std::tuple<uint64_t, int64_t, const std::vector<uintptr_t>&>;
+  std::map<Key, const HeapBucketSnapshot*> old;
+  if (before != nullptr) {
+    for (const HeapBucketSnapshot& k : *before) old.emplace(Key{k.size, k.rate, k.stack}, &k);
+  }
+  std::vector<std::pair<const HeapBucketSnapshot*, HeapEstimate>> out;
   for (const HeapBucketSnapshot& k : buckets) {
     if (IsOwnAllocation(k)) continue;  // the profilers' own (own_allocations.h)
-    size_t skip = 0;
-    while (skip + 1 < k.stack.size() && IsAllocatorFrame(sym.FunctionName(k.stack[skip]))) ++skip;
-    const std::vector<uint64_t> locs = sym.Locations(std::span(k.stack).subspan(skip));
-    const HeapEstimate e = Unbias(k);
+    HeapEstimate e = Unbias(k);
+    if (const auto it = old.find(Key{k.size, k.rate, k.stack}); it != old.end()) {
+      const HeapEstimate o = Unbias(*it->second);
+      e = {e.alloc_objects - o.alloc_objects, e.alloc_space - o.alloc_space, e.inuse_objects - o.inuse_objects,
+           e.inuse_space - o.inuse_space};
+      if (e.alloc_objects == 0 && e.inuse_objects == 0) continue;  // unchanged
+    }
+    out.push_back({&k, e});
+  }
+  return out;
+}
+
+// The stack without the allocator's frames on top.
+std::span<const uintptr_t> CallerStack(const HeapBucketSnapshot& k, const ProfileSymbolizer& sym) {
+  size_t skip = 0;
+  while (skip + 1 < k.stack.size() && IsAllocatorFrame(sym.FunctionName(k.stack[skip]))) ++skip;
+  return std::span(k.stack).subspan(skip);
+}
+
+}  // namespace
+
+void BuildHeapProfile(pprof::ProfileBuilder& b, const std::vector<HeapBucketSnapshot>& buckets,
+                      const std::vector<HeapBucketSnapshot>* before) {
+  ProfileSymbolizer sym(b);
+  for (const auto& [k, e] : Estimates(buckets, before)) {
+    const std::vector<uint64_t> locs = sym.Locations(CallerStack(*k, sym));
     const int64_t v[] = {std::llround(e.alloc_objects), std::llround(e.alloc_space), std::llround(e.inuse_objects),
                          std::llround(e.inuse_space)};
     // Go labels heap samples with the object size, for -tagfocus=bytes=...
-    const pprof::Label size_label{"bytes", "", static_cast<int64_t>(k.size), "bytes"};
+    const pprof::Label size_label{"bytes", "", static_cast<int64_t>(k->size), "bytes"};
     b.AddSample(locs, v, std::span(&size_label, 1));
   }
+}
+
+std::string HeapProfileText(const std::vector<HeapBucketSnapshot>& buckets, int64_t rate) {
+  // Go's legacy form keeps sampled counts, which the reader unbiases with
+  // the header's rate (heap/2*rate) by the record's mean size. A record
+  // here holds one size, so the counts that unbias to the estimates are
+  // exact for buckets sampled at the header's rate (the usual case: one
+  // rate per run) and rounded for any other.
+  pprof::ProfileBuilder dummy({{"x", "count"}}, {"x", "count"}, 1);
+  ProfileSymbolizer sym(dummy);
+  struct Line {
+    int64_t inuse, inuse_bytes, alloc, alloc_bytes;
+    std::span<const uintptr_t> stack;
+  };
+  std::vector<Line> lines;
+  Line total{0, 0, 0, 0, {}};
+  for (const auto& [k, e] : Estimates(buckets, nullptr)) {
+    const double p = rate > 1 && k->size > 0
+                         ? -std::expm1(-static_cast<double>(k->size) / static_cast<double>(rate))
+                         : 1;
+    const int64_t alloc = std::llround(e.alloc_objects * p), inuse = std::llround(e.inuse_objects * p);
+    if (alloc == 0 && inuse == 0) continue;
+    const int64_t size = static_cast<int64_t>(k->size);
+    lines.push_back({inuse, inuse * size, alloc, alloc * size, CallerStack(*k, sym)});
+    total.inuse += inuse;
+    total.inuse_bytes += inuse * size;
+    total.alloc += alloc;
+    total.alloc_bytes += alloc * size;
+  }
+  std::ostringstream out;
+  out << "heap profile: " << total.inuse << ": " << total.inuse_bytes << " [" << total.alloc << ": "
+      << total.alloc_bytes << "] @ heap/" << 2 * rate << "\n";
+  for (const Line& l : lines) {
+    out << l.inuse << ": " << l.inuse_bytes << " [" << l.alloc << ": " << l.alloc_bytes << "] @";
+    for (uintptr_t pc : l.stack) out << " 0x" << std::hex << pc << std::dec;
+    out << "\n";
+    for (uintptr_t pc : l.stack) {
+      const std::string fn = sym.FunctionName(pc);
+      out << "#\t0x" << std::hex << pc - 1 << std::dec << "\t" << (fn.empty() ? "?" : fn) << "\n";
+    }
+    out << "\n";
+  }
+  // The reader maps addresses to modules, as for gperftools' heap profiles.
+  out << "\nMAPPED_LIBRARIES:\n";
+  if (std::FILE* f = std::fopen("/proc/self/maps", "re")) {
+    char buf[4096];
+    size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.write(buf, static_cast<std::streamsize>(n));
+    std::fclose(f);
+  }
+  return out.str();
 }
 
 uintptr_t OnSampledAllocation(void* p, size_t size, bool keeps_token) {

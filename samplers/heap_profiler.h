@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "heap_profile.h"
@@ -12,8 +13,15 @@ namespace libdump::samplers {
 
 // alloc_objects, alloc_space, inuse_objects, inuse_space from unbiased
 // buckets, with the allocator's own frames removed from the top of each
-// stack. period: the current MemProfileRate.
-void BuildHeapProfile(pprof::ProfileBuilder& b, const std::vector<HeapBucketSnapshot>& buckets);
+// stack. period: the current MemProfileRate. With before, a delta profile:
+// what each bucket gained since that snapshot (in-use values may be < 0).
+void BuildHeapProfile(pprof::ProfileBuilder& b, const std::vector<HeapBucketSnapshot>& buckets,
+                      const std::vector<HeapBucketSnapshot>* before = nullptr);
+// Go's legacy heap text (pprof's debug=1; go tool pprof reads it): a header
+// "heap profile: IN: INBYTES [ALLOC: ALLOCBYTES] @ heap/2*rate", then per
+// bucket its sampled counts and stack with a "#" line per frame, then the
+// process's mappings after MAPPED_LIBRARIES:.
+std::string HeapProfileText(const std::vector<HeapBucketSnapshot>& buckets, int64_t rate);
 pprof::ProfileBuilder NewHeapProfileBuilder(HeapProfileKind kind, int64_t rate);
 
 // The hooks the allocator calls for each sampled allocation and for the free

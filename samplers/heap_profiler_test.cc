@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "libdump/heap.h"
 #include "libdump/profiler.h"
 #include "profile_testutil.h"
+#include "heap_profiler.h"
 #include "sampler_interface.h"
 #include "unwind_table.h"
 
@@ -249,6 +252,46 @@ TEST(HeapProfiler, AModuleDlopenedAfterTheStartGetsItsRules) {
 
   dlclose(h);
   EXPECT_TRUE(TablesCover(leaf_pc, false)) << "the tables kept the unloaded module";
+}
+
+// Go's legacy text (debug=1) keeps the sampled counts, which the reader
+// unbiases with the header's rate: heap/2*rate, as Go writes it.
+TEST(HeapProfileForms, LegacyTextKeepsTheSampledCounts) {
+  const std::vector<samplers::HeapBucketSnapshot> buckets = {
+      {1024, 4096, 10, 4, {0x1000, 0x2000}},
+      {64, 4096, 3, 3, {0x3000}},
+  };
+  const std::string t = samplers::HeapProfileText(buckets, 4096);
+  EXPECT_EQ(t.rfind("heap profile: 6: 6144 [13: 10432] @ heap/8192\n", 0), 0u) << t;
+  EXPECT_NE(t.find("\n6: 6144 [10: 10240] @ 0x1000 0x2000\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("\n0: 0 [3: 192] @ 0x3000\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("\nMAPPED_LIBRARIES:\n"), std::string::npos);
+}
+
+// seconds=N: what each bucket gained; an unchanged bucket is left out, a
+// new one comes whole, in use may fall.
+TEST(HeapProfileForms, DeltaIsWhatEachBucketGained) {
+  const std::vector<samplers::HeapBucketSnapshot> before = {
+      {1024, 4096, 4, 1, {0x1000, 0x2000}},
+      {64, 4096, 3, 3, {0x3000}},
+      {32, 4096, 5, 0, {0x5000}},
+  };
+  const std::vector<samplers::HeapBucketSnapshot> after = {
+      {1024, 4096, 10, 4, {0x1000, 0x2000}},
+      {64, 4096, 3, 3, {0x3000}},
+      {32, 4096, 5, 5, {0x5000}},
+      {128, 4096, 2, 0, {0x4000}},
+  };
+  pprof::ProfileBuilder b = samplers::NewHeapProfileBuilder(HeapProfileKind::kAllocs, 4096);
+  samplers::BuildHeapProfile(b, after, &before);
+  const samplers::testing::DecodedProfile p = Decode(b.EncodeGzip());
+  ASSERT_EQ(p.samples.size(), 3u);
+  const double s1024 = 1 / -std::expm1(-1024.0 / 4096), s128 = 1 / -std::expm1(-128.0 / 4096),
+               s32 = 1 / -std::expm1(-32.0 / 4096);
+  // 6 more allocations of 1 KiB, 3 more of them in use; 2 new of 128 B; 5
+  // of 32 B freed.
+  EXPECT_EQ(p.Total("alloc_objects"), std::llround(6 * s1024) + std::llround(2 * s128));
+  EXPECT_EQ(p.Total("inuse_objects"), std::llround(3 * s1024) + std::llround(2 * s128) - std::llround(5 * s32));
 }
 
 }  // namespace

@@ -107,9 +107,11 @@ bool MutexMayHaveWaiters(const void* lock) {
   return g_waiters_by_hash[AddressHash(lock)].load(std::memory_order_relaxed) != 0;
 }
 
-bool MutexWaitBegin(const void* lock, int64_t t0) {
+bool MutexWaitBegin(const void* lock, int64_t* t0_ptr) {
   const int fraction = g_fraction.load(std::memory_order_relaxed);
   if (fraction <= 0 || WaitRandom() % static_cast<uint64_t>(fraction) != 0) return false;
+  if (*t0_ptr == 0) *t0_ptr = WaitClockNs();  // the block profile did not read it
+  const int64_t t0 = *t0_ptr;
   LockSlots();
   Slot* s = FindSlot(lock, true);
   if (s != nullptr) {

@@ -26,6 +26,14 @@ class OwnAllocationScope {
 
 inline bool InOwnAllocationScope() { return t_own_allocations != 0; }
 
+// A thread that only serves the profilers (the /debug/pprof server's): the
+// CPU profiler drops its samples, as its allocations are left out. Not every
+// OwnAllocationScope: the CPU profile counts the profilers' work done on
+// the program's behalf (its worker, a profile written by the program), so
+// that its total stays the process's CPU time. initial-exec: read in the
+// SIGPROF handler.
+inline thread_local bool t_profiler_thread __attribute__((tls_model("initial-exec"))) = false;
+
 // The one frame of the stack the profilers' own samples are recorded under
 // (a return address into the marker function, so that it symbolizes to it).
 uintptr_t OwnAllocationMarker();

@@ -3,11 +3,13 @@
 // LIBDUMP_MEMPROFILE_RATE=bytes sets the heap sampling rate;
 // LIBDUMP_BLOCKPROFILE=path and LIBDUMP_MUTEXPROFILE=path write the block and
 // mutex profiles at exit, at LIBDUMP_BLOCKPROFILE_RATE=ns and
-// LIBDUMP_MUTEXPROFILE_FRACTION=n (1 when the path is set without them).
+// LIBDUMP_MUTEXPROFILE_FRACTION=n (1 when the path is set without them);
+// LIBDUMP_THREADCREATEPROFILE=path the threadcreate profile (the threads
+// live at exit, by the stack that created them).
 // With any profile on, SIGTERM and SIGINT (left at their default by the
 // program) write the profiles before they end the process, and
 // LIBDUMP_PROFILE_SIGNAL=sig writes the snapshot profiles (heap, block,
-// mutex) to PATH.1, PATH.2, ... each time it arrives.
+// mutex, threadcreate) to PATH.1, PATH.2, ... each time it arrives.
 //
 // This file is in both preloads: libdump.so (the allocator, heap dumps and
 // every profile: the one line users need) and libdumpprof.so (the profilers
@@ -79,6 +81,7 @@ std::string* g_cpu_path = nullptr;
 std::string* g_heap_path = nullptr;
 std::string* g_block_path = nullptr;
 std::string* g_mutex_path = nullptr;
+std::string* g_threadcreate_path = nullptr;
 // Once: at exit, or from the writer thread on SIGTERM/SIGINT.
 std::atomic<bool> g_written{false};
 
@@ -144,6 +147,10 @@ void WriteSnapshots(const std::string& suffix) {
   if (g_mutex_path != nullptr) {
     WriteAtExit("mutex profile", *g_mutex_path + suffix, [](int fd) { return libdump::WriteMutexProfile(fd); });
   }
+  if (g_threadcreate_path != nullptr) {
+    WriteAtExit("threadcreate profile", *g_threadcreate_path + suffix,
+                [](int fd) { return libdump::WriteThreadCreateProfile(fd); });
+  }
 }
 
 void AtExit() {
@@ -158,6 +165,7 @@ void ForkChild() {
   g_heap_path = nullptr;
   g_block_path = nullptr;
   g_mutex_path = nullptr;
+  g_threadcreate_path = nullptr;
 }
 
 // The number of a signal as the environment parser reads it (USR2, SIGUSR2,
@@ -278,6 +286,8 @@ __attribute__((constructor)) void Init() {
   const char* cpu = env::Get("LIBDUMP_CPUPROFILE");
   const char* block = env::Get("LIBDUMP_BLOCKPROFILE");
   const char* mutex = env::Get("LIBDUMP_MUTEXPROFILE");
+  const char* threadcreate = env::Get("LIBDUMP_THREADCREATEPROFILE");
+  if (threadcreate != nullptr) libdump::EnableThreadCreateProfile();  // before the program's threads
   // As `go test -blockprofile` and `-mutexprofile` do: a profile asked for
   // without its rate records every event.
   const uint64_t block_default = block != nullptr ? 1 : 0;
@@ -301,7 +311,7 @@ __attribute__((constructor)) void Init() {
       std::fprintf(stderr, "libdump: LIBDUMP_PPROF_ADDR=%s: %s; not serving /debug/pprof/\n", addr, error.c_str());
     }
   }
-  if (heap == nullptr && cpu == nullptr && block == nullptr && mutex == nullptr) return;
+  if (heap == nullptr && cpu == nullptr && block == nullptr && mutex == nullptr && threadcreate == nullptr) return;
   const bool first = IsFirstProcess();
   if (heap != nullptr) {
     const std::string path = ProfilePath(heap, first);
@@ -328,7 +338,12 @@ __attribute__((constructor)) void Init() {
     const std::string path = ProfilePath(mutex, first);
     if (Creatable("mutex profile", path)) g_mutex_path = new std::string(path);
   }
-  if (g_cpu_path != nullptr || g_heap_path != nullptr || g_block_path != nullptr || g_mutex_path != nullptr) {
+  if (threadcreate != nullptr) {
+    const std::string path = ProfilePath(threadcreate, first);
+    if (Creatable("threadcreate profile", path)) g_threadcreate_path = new std::string(path);
+  }
+  if (g_cpu_path != nullptr || g_heap_path != nullptr || g_block_path != nullptr || g_mutex_path != nullptr ||
+      g_threadcreate_path != nullptr) {
     atexit(AtExit);
     InstallSignals();
   }

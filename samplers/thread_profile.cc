@@ -21,6 +21,7 @@
 #include "stack_walk.h"
 #include "stop_the_world.h"
 #include "symbolize.h"
+#include "thread_create.h"
 #include "thread_list.h"
 
 namespace libdump::samplers {
@@ -164,17 +165,15 @@ bool WriteAll(int fd, const std::string& s) {
   return true;
 }
 
-}  // namespace
-
-bool WriteThreadProfile(int fd, int debug) {
-  std::vector<samplers::ThreadStack> threads;
-  if (!samplers::CaptureThreadStacks(&threads)) return false;
-  // Go's sample type names, so that go tool pprof treats it as its own.
-  pprof::ProfileBuilder b({{"goroutine", "count"}}, {"goroutine", "count"}, 1);
+// Go's count profile forms: debug 0, pprof of sample type NAME/count, one
+// sample per distinct stack; debug 1, Go's text, counts by identical stack,
+// most first, then a # line per frame with its function.
+bool WriteCountProfile(int fd, int debug, const std::string& name, const std::vector<std::vector<uintptr_t>>& stacks) {
+  pprof::ProfileBuilder b({{name, "count"}}, {name, "count"}, 1);
   samplers::ProfileSymbolizer sym(b);
+  std::map<std::vector<uintptr_t>, int64_t> by_stack;
+  for (const auto& pcs : stacks) ++by_stack[pcs];
   if (debug <= 0) {
-    std::map<std::vector<uintptr_t>, int64_t> by_stack;
-    for (const auto& t : threads) ++by_stack[t.pcs];
     for (const auto& [pcs, n] : by_stack) {
       const std::vector<uint64_t> locs = sym.Locations(pcs);
       const int64_t v[] = {n};
@@ -182,40 +181,76 @@ bool WriteThreadProfile(int fd, int debug) {
     }
     return b.WriteGzip(fd);
   }
+  std::vector<std::pair<int64_t, const std::vector<uintptr_t>*>> order;
+  for (const auto& [pcs, n] : by_stack) order.push_back({n, &pcs});
+  std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& c) { return a.first > c.first; });
   std::ostringstream out;
-  if (debug == 1) {
-    // Go's text: counts by identical stack, most first, then a # line per
-    // frame with its function.
-    std::map<std::vector<uintptr_t>, int64_t> by_stack;
-    for (const auto& t : threads) ++by_stack[t.pcs];
-    std::vector<std::pair<int64_t, const std::vector<uintptr_t>*>> order;
-    for (const auto& [pcs, n] : by_stack) order.push_back({n, &pcs});
-    std::stable_sort(order.begin(), order.end(), [](const auto& a, const auto& c) { return a.first > c.first; });
-    out << "threads profile: total " << threads.size() << "\n";
-    for (const auto& [n, pcs] : order) {
-      out << n << " @";
-      for (uintptr_t pc : *pcs) out << " 0x" << std::hex << pc << std::dec;
-      out << "\n";
-      for (uintptr_t pc : *pcs) {
-        const std::string fn = sym.FunctionName(pc);
-        out << "#\t0x" << std::hex << pc - 1 << std::dec << "\t" << (fn.empty() ? "?" : fn) << "\n";
-      }
-      out << "\n";
+  out << name << " profile: total " << stacks.size() << "\n";
+  for (const auto& [n, pcs] : order) {
+    out << n << " @";
+    for (uintptr_t pc : *pcs) out << " 0x" << std::hex << pc << std::dec;
+    out << "\n";
+    for (uintptr_t pc : *pcs) {
+      const std::string fn = sym.FunctionName(pc);
+      out << "#\t0x" << std::hex << pc - 1 << std::dec << "\t" << (fn.empty() ? "?" : fn) << "\n";
     }
-  } else {
-    // One block per thread, as Go's debug=2: id, state and wait reason,
-    // name, then the frames.
-    for (const auto& t : threads) {
-      out << "thread " << t.tid << " [" << StateName(t.state) << ", " << samplers::WaitReason(t) << "]: " << t.name
-          << "\n";
-      for (uintptr_t pc : t.pcs) {
-        const std::string fn = sym.FunctionName(pc);
-        out << (fn.empty() ? "?" : fn) << "\n\t0x" << std::hex << pc - 1 << std::dec << "\n";
-      }
-      out << "\n";
-    }
+    out << "\n";
   }
   return WriteAll(fd, out.str());
+}
+
+}  // namespace
+
+bool WriteThreadProfile(int fd, int debug) {
+  std::vector<samplers::ThreadStack> threads;
+  if (!samplers::CaptureThreadStacks(&threads)) return false;
+  if (debug <= 1) {
+    // Go's sample type names, so that go tool pprof treats it as its own.
+    std::vector<std::vector<uintptr_t>> stacks;
+    for (auto& t : threads) stacks.push_back(std::move(t.pcs));
+    return WriteCountProfile(fd, debug, debug == 0 ? "goroutine" : "threads", stacks);
+  }
+  pprof::ProfileBuilder b({{"goroutine", "count"}}, {"goroutine", "count"}, 1);
+  samplers::ProfileSymbolizer sym(b);
+  std::ostringstream out;
+  // One block per thread, as Go's debug=2: id, state and wait reason, name,
+  // then the frames.
+  for (const auto& t : threads) {
+    out << "thread " << t.tid << " [" << StateName(t.state) << ", " << samplers::WaitReason(t) << "]: " << t.name
+        << "\n";
+    for (uintptr_t pc : t.pcs) {
+      const std::string fn = sym.FunctionName(pc);
+      out << (fn.empty() ? "?" : fn) << "\n\t0x" << std::hex << pc - 1 << std::dec << "\n";
+    }
+    out << "\n";
+  }
+  return WriteAll(fd, out.str());
+}
+
+bool WriteThreadCreateProfile(int fd, int debug) {
+  std::vector<samplers::ThreadCreation> live = samplers::LiveThreadCreations();
+  if (live.empty()) return false;  // /proc unreadable: there is always this thread
+  std::vector<std::vector<uintptr_t>> stacks;
+  {
+    pprof::ProfileBuilder dummy({{"x", "count"}}, {"x", "count"}, 1);
+    samplers::ProfileSymbolizer sym(dummy);
+    for (samplers::ThreadCreation& c : live) {
+      // The recorder's own frames go (the leaf is pthread_create); a thread
+      // without a record gets the marker frame, so that it is counted and
+      // Go's text form, which wants a frame per sample, stays readable.
+      size_t skip = 0;
+      while (skip + 1 < c.stack.size()) {
+        const std::string fn = sym.FunctionName(c.stack[skip]);
+        const size_t ns = fn.find("libdump::samplers::");
+        if (ns == std::string::npos || ns > fn.find('(')) break;
+        ++skip;
+      }
+      c.stack.erase(c.stack.begin(), c.stack.begin() + static_cast<std::ptrdiff_t>(skip));
+      if (c.stack.empty()) c.stack.push_back(samplers::CreatorNotRecordedMarker());
+      stacks.push_back(std::move(c.stack));
+    }
+  }
+  return WriteCountProfile(fd, debug, "threadcreate", stacks);
 }
 
 }  // namespace libdump

@@ -44,9 +44,11 @@ void SetWaitSamplingSeed(uint64_t seed);
 // at t1, on lock (a mutex, rwlock, condition variable, semaphore, barrier or
 // thread), for the block profile and the flight recorder (kFlightWaits):
 void RecordBlockEvent(int64_t t0, int64_t t1);
-// Mutex profile: a contended acquisition of mutex or rwlock `lock` begins at
-// t0; true if it was sampled (then MutexWaitEnd must follow).
-bool MutexWaitBegin(const void* lock, int64_t t0);
+// Mutex profile: a contended acquisition of mutex or rwlock `lock` begins
+// at *t0 (0: not read yet, and then read here only if this one is sampled,
+// so that the mutex profile alone reads no clock for 99 in 100); true if it
+// was sampled (then MutexWaitEnd must follow).
+bool MutexWaitBegin(const void* lock, int64_t* t0);
 void MutexWaitEnd(const void* lock, int64_t t0, int64_t t1);
 // Whether a sampled waiter may be waiting for lock: one relaxed load.
 bool MutexMayHaveWaiters(const void* lock);

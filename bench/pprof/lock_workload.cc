@@ -5,7 +5,8 @@
 //   bench_pprof_locks OPS                  one run, prints wall seconds
 //   bench_pprof_locks OPS alternate PAIRS  profiles off and on (block rate
 //       10 us, mutex fraction 100, Go's usual settings) in alternating
-//       blocks of one process: the median of the per-pair wall-time ratios
+//       blocks of one process: the medians of the per-pair CPU-time and
+//       wall-time ratios
 //   bench_pprof_locks OPS aa PAIRS         the same with both blocks off (A/A)
 //   bench_pprof_locks OPS uncontended      one thread, OPS lock+unlock pairs of an
 //       uncontended mutex: ns of thread CPU per pair (the fast path alone)
@@ -21,6 +22,8 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "alternation.h"
 
 #ifdef LIBDUMP_LOCK_BENCH_PROFILED
 #include "libdump/profiler.h"
@@ -79,10 +82,15 @@ double Block(long ops) {
   return static_cast<double>(b.tv_sec - a.tv_sec) + 1e-9 * static_cast<double>(b.tv_nsec - a.tv_nsec);
 }
 
+// LOCKS_PROFILES=block or mutex turns only that one on (where the cost
+// goes); both by default.
 void SetProfiles(bool on) {
 #ifdef LIBDUMP_LOCK_BENCH_PROFILED
-  libdump::SetBlockProfileRate(on ? 10000 : 0);
-  libdump::SetMutexProfileFraction(on ? 100 : 0);
+  static const char* only = std::getenv("LOCKS_PROFILES");
+  const bool block = only == nullptr || std::strcmp(only, "mutex") != 0;
+  const bool mutex = only == nullptr || std::strcmp(only, "block") != 0;
+  libdump::SetBlockProfileRate(on && block ? 10000 : 0);
+  libdump::SetMutexProfileFraction(on && mutex ? 100 : 0);
 #else
   (void)on;
 #endif
@@ -116,25 +124,41 @@ int main(int argc, char** argv) {
   }
   const bool aa = std::strcmp(argv[2], "aa") == 0;
   const int pairs = std::atoi(argv[3]);
-  std::vector<double> ratios;
-  double off = 0, on = 0;
+  // Both clocks per block: wall time (a lock workload's cost is partly its
+  // waiting) and the process's CPU time (less sensitive to other load on a
+  // shared host).
+  std::vector<double> wall_ratios, cpu_ratios;
+  double off = 0, on = 0, cpu_off = 0, cpu_on = 0;
   for (int k = 0; k < pairs; ++k) {
-    double t[2];
+    double t[2], c[2];
     for (int j = 0; j < 2; ++j) {
       const int is_on = (j + k) & 1;
       SetProfiles(is_on != 0 && !aa);
+      const double c0 = bench::ProcessCpuNs();
       t[is_on] = Block(ops);
+      c[is_on] = bench::ProcessCpuNs() - c0;
     }
     SetProfiles(false);
-    ratios.push_back(t[1] / t[0]);
+    wall_ratios.push_back(t[1] / t[0]);
+    cpu_ratios.push_back(c[1] / c[0]);
     off += t[0];
     on += t[1];
+    cpu_off += c[0];
+    cpu_on += c[1];
   }
-  std::sort(ratios.begin(), ratios.end());
+  std::sort(wall_ratios.begin(), wall_ratios.end());
+  std::sort(cpu_ratios.begin(), cpu_ratios.end());
   const auto pct = [](double r) { return (r - 1) * 100; };
-  std::printf("%s, %d pairs of %ld ops: median %+.2f%% (quartiles %+.2f%% .. %+.2f%%), totals %+.2f%%, %.0f ns/op off\n",
-              aa ? "libdump A/A (both off)" : "libdump block 10us + mutex 1/100", pairs, ops,
-              pct(ratios[ratios.size() / 2]), pct(ratios[ratios.size() / 4]), pct(ratios[ratios.size() * 3 / 4]),
-              pct(on / off), off / pairs / static_cast<double>(ops) * 1e9);
+  const char* only = std::getenv("LOCKS_PROFILES");
+  const char* label = aa ? "libdump A/A (both off)"
+                      : only == nullptr ? "libdump block 10us + mutex 1/100"
+                      : std::strcmp(only, "block") == 0 ? "libdump block 10us alone"
+                                                        : "libdump mutex 1/100 alone";
+  std::printf("%s, %d pairs of %ld ops: CPU median %+.2f%% (quartiles %+.2f%% .. %+.2f%%), totals %+.2f%%; "
+              "wall median %+.2f%% (quartiles %+.2f%% .. %+.2f%%); %.0f ns/op off\n",
+              label, pairs, ops, pct(cpu_ratios[cpu_ratios.size() / 2]), pct(cpu_ratios[cpu_ratios.size() / 4]),
+              pct(cpu_ratios[cpu_ratios.size() * 3 / 4]), pct(cpu_on / cpu_off),
+              pct(wall_ratios[wall_ratios.size() / 2]), pct(wall_ratios[wall_ratios.size() / 4]),
+              pct(wall_ratios[wall_ratios.size() * 3 / 4]), off / pairs / static_cast<double>(ops) * 1e9);
   return 0;
 }

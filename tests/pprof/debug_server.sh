@@ -1,9 +1,11 @@
 #!/bin/sh
 # /debug/pprof/ of a program preloaded with libdump.so and
 # LIBDUMP_PPROF_ADDR=127.0.0.1:0, read by the real client, `go tool pprof`
-# (heap, a 1 s CPU profile, block, mutex), and by curl for the rest: the
-# index, one CPU profile at a time, 400s with a reason for bad parameters,
-# 404 for unknown names, cmdline, symbol, heapdump.
+# (heap and allocs in both forms and as deltas, a 1 s CPU profile, block,
+# mutex, threadcreate), and by curl for the rest: the index, one CPU profile
+# at a time, 400s with a reason for bad parameters, 404 for unknown names,
+# cmdline, symbol, heapdump, the flight recorder's window. The server's own
+# allocations and CPU time stay out of the heap and CPU profiles.
 #   debug_server.sh LIBDUMP_SO LOCK_PROGRAM WORKDIR
 set -eu
 RT=$1
@@ -13,7 +15,11 @@ D=$3
 unset LIBDUMP_PROFILE_ROOT || true
 fail=0
 say_fail() { echo "FAIL: $*"; fail=1; }
+# Every allocation sampled: the program's few (so that heap?debug=1 has
+# both in-use and freed objects, whatever the timing) and the server's own
+# (the symbol tables each request loads), which must not show.
 LD_PRELOAD="$RT" LIBDUMP_PPROF_ADDR=127.0.0.1:0 LIBDUMP_BLOCKPROFILE_RATE=10000 LIBDUMP_MUTEXPROFILE_FRACTION=1 \
+  LIBDUMP_MEMPROFILE_RATE=1 LIBDUMP_THREADCREATEPROFILE="$D/threadcreate.pprof" \
   "$PROG" loop 120 2>"$D/err" &
 pid=$!
 trap 'kill $pid 2>/dev/null || true' EXIT
@@ -48,6 +54,12 @@ check "block?seconds=1 (delta): LockWorker waited" "^ +0 +0% +[0-9.]+% +[0-9.]+(
 check "mutex?seconds=1 (delta)" "Duration: 1s" -top "$U/mutex?seconds=1"
 check "goroutine (threads)" "PeriodType: goroutine count" -raw "$U/goroutine"
 check "threads: the main thread waits in main" " main$" -traces "$U/threads"
+# The workers, created by main through std::thread, under pthread_create.
+check "threadcreate: LockWorker threads created by main" "pthread_create" -traces "$U/threadcreate"
+check "threadcreate" "PeriodType: threadcreate count" -raw "$U/threadcreate"
+check "heap?debug=1 (Go's legacy text)" "Type: inuse_space" -top "$U/heap?debug=1"
+check "allocs?seconds=1 (delta)" "Duration: 1s" -top "$U/allocs?seconds=1"
+check "heap?seconds=1 (delta)" "Duration: 1s" -top "$U/heap?seconds=1"
 
 status 200 "$U/"
 grep -q 'href="profile"' "$D/body" || say_fail "the index has no profile link"
@@ -63,7 +75,21 @@ status 400 "$U/profile?seconds=abc"
 grep -q "^seconds=abc: want an integer from 1 to 3600" "$D/body" || say_fail "no reason for seconds=abc"
 status 400 "$U/profile?seconds=0"
 status 400 "$U/heap?debug=2"
-status 400 "$U/heap?seconds=5"
+status 400 "$U/heap?seconds=5&debug=1"
+status 400 "$U/allocs?seconds=0"
+status 400 "$U/threadcreate?debug=2"
+status 200 "$U/threadcreate?debug=1"
+head -1 "$D/body" | grep -q "^threadcreate profile: total [0-9]" || say_fail "threadcreate?debug=1: $(head -3 "$D/body")"
+grep -q "std::thread::_M_start_thread" "$D/body" || say_fail "threadcreate?debug=1 has no std::thread frame"
+status 200 "$U/heap?debug=1"
+head -1 "$D/body" | grep -Eq "^heap profile: [0-9]+: [0-9]+ \[[0-9]+: [0-9]+\] @ heap/2$" ||
+  say_fail "heap?debug=1: $(head -1 "$D/body")"
+grep -q "^MAPPED_LIBRARIES:" "$D/body" || say_fail "heap?debug=1 has no mappings"
+# Symbolized by the server's /symbol (go tool pprof's symbolz), as Go's.
+check "heap?debug=1: main allocated" " main$" -symbolize=remote -traces "$U/heap?debug=1"
+status 404 "$U/flightrecorder"
+grep -q "no flight recorder runs" "$D/body" || say_fail "flightrecorder without a recorder: $(cat "$D/body")"
+status 400 "$U/flightrecorder?format=svg"
 status 400 "$U/block?seconds=x"
 status 400 "$U/heapdump?zstd=2"
 status 404 "$U/nosuch"
@@ -87,6 +113,50 @@ status 200 "$U/heapdump"
 [ "$(wc -c < "$D/body")" -gt 1000 ] || say_fail "heapdump: $(wc -c < "$D/body") bytes"
 status 200 "$U/heapdump?zstd=1"
 [ "$(head -c 4 "$D/body" | od -An -tx1 | tr -d ' ')" = 28b52ffd ] || say_fail "heapdump?zstd=1 is not zstd"
+# The server's own work: requests that symbolize (each loads the modules'
+# symbol tables, every allocation sampled) while a CPU profile runs.
+curl -s -o "$D/own-cpu.pb.gz" "$U/profile?seconds=2" &
+cpu=$!
+for i in 1 2 3 4 5 6; do
+  curl -s -o /dev/null "$U/threads?debug=2"
+  curl -s -o /dev/null "$U/heap?debug=1"
+done
+wait $cpu
+own='samplers::\(anonymous namespace\)::(Serve|Handle|AcceptLoop)|boost::beast|ProfileSymbolizer'
+for f in "$D/own-cpu.pb.gz" "$U/allocs"; do
+  if out=$(go tool pprof -symbolize=none -traces "$f" 2>&1); then
+    if printf '%s\n' "$out" | grep -Eq "$own"; then
+      say_fail "the server's own work is in $f: $(printf '%s\n' "$out" | grep -E "$own" | sort | uniq -c | head -5)"
+    else
+      echo "ok: no server frames in $f"
+    fi
+  else
+    say_fail "go tool pprof $f: $(printf '%s\n' "$out" | head -3)"
+  fi
+done
+kill -TERM $pid
+wait $pid || true
+trap - EXIT
+# The threadcreate profile written at the SIGTERM exit.
+check "LIBDUMP_THREADCREATEPROFILE at exit" "PeriodType: threadcreate count" -raw "$D/threadcreate.pprof"
+
+# The flight recorder's window, with a recorder running.
+LD_PRELOAD="$RT" LIBDUMP_PPROF_ADDR=127.0.0.1:0 LIBDUMP_FLIGHT_RECORDER=1 "$PROG" loop 60 2>"$D/err2" &
+pid=$!
+trap 'kill $pid 2>/dev/null || true' EXIT
+addr=
+for i in $(seq 100); do
+  addr=$(sed -n 's|^libdump: serving http://\(127\.0\.0\.1:[0-9]*\)/debug/pprof/$|\1|p' "$D/err2")
+  [ -n "$addr" ] && break
+  sleep 0.1
+done
+[ -n "$addr" ] || { echo "FAIL: no 'serving' line: $(cat "$D/err2")"; exit 1; }
+U=http://$addr/debug/pprof
+sleep 1
+status 200 "$U/flightrecorder"
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); ev=d["traceEvents"] if isinstance(d, dict) else d; assert len(ev) > 0' \
+  "$D/body" || say_fail "flightrecorder: not Trace Event JSON with events: $(head -c 200 "$D/body")"
+check "flightrecorder?format=pprof: the window's CPU samples" "PeriodType: cpu nanoseconds" -raw "$U/flightrecorder?format=pprof"
 kill -TERM $pid
 wait $pid || true
 trap - EXIT

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"sort"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -73,6 +74,13 @@ func block(ops int64) float64 {
 	return time.Since(start).Seconds()
 }
 
+// The process's CPU time (user + system), as the C++ side measures it.
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) * 1e-9
+}
+
 func setProfiles(on bool) {
 	if on {
 		runtime.SetBlockProfileRate(10000)
@@ -91,27 +99,36 @@ func main() {
 	for i := range gPairs {
 		gPairs[i].cv = sync.NewCond(&gPairs[i].mu)
 	}
-	var ratios []float64
-	var off, on float64
+	var ratios, cpuRatios []float64
+	var off, on, cpuOff, cpuOn float64
 	for k := 0; k < *pairs; k++ {
-		var t [2]float64
+		var t, c [2]float64
 		for j := 0; j < 2; j++ {
 			isOn := (j + k) & 1
 			setProfiles(isOn == 1 && !*aa)
+			c0 := cpuSeconds()
 			t[isOn] = block(*ops)
+			c[isOn] = cpuSeconds() - c0
 		}
 		setProfiles(false)
 		ratios = append(ratios, t[1]/t[0])
+		cpuRatios = append(cpuRatios, c[1]/c[0])
 		off += t[0]
 		on += t[1]
+		cpuOff += c[0]
+		cpuOn += c[1]
 	}
 	sort.Float64s(ratios)
+	sort.Float64s(cpuRatios)
 	pct := func(r float64) float64 { return (r - 1) * 100 }
 	label := "Go block 10us + mutex 1/100"
 	if *aa {
 		label = "Go A/A (both off)"
 	}
-	fmt.Printf("%s, %d pairs of %d ops: median %+.2f%% (quartiles %+.2f%% .. %+.2f%%), totals %+.2f%%, %.0f ns/op off\n",
-		label, *pairs, *ops, pct(ratios[len(ratios)/2]), pct(ratios[len(ratios)/4]), pct(ratios[len(ratios)*3/4]),
-		pct(on/off), off/float64(*pairs)/float64(*ops)*1e9)
+	fmt.Printf("%s, %d pairs of %d ops: CPU median %+.2f%% (quartiles %+.2f%% .. %+.2f%%), totals %+.2f%%; "+
+		"wall median %+.2f%% (quartiles %+.2f%% .. %+.2f%%); %.0f ns/op off\n",
+		label, *pairs, *ops, pct(cpuRatios[len(cpuRatios)/2]), pct(cpuRatios[len(cpuRatios)/4]),
+		pct(cpuRatios[len(cpuRatios)*3/4]), pct(cpuOn/cpuOff),
+		pct(ratios[len(ratios)/2]), pct(ratios[len(ratios)/4]), pct(ratios[len(ratios)*3/4]),
+		off/float64(*pairs)/float64(*ops)*1e9)
 }
