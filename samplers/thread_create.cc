@@ -167,17 +167,7 @@ void SetThreadCreateRecording(bool on) {
 void SetThreadStartHook(void (*hook)()) { g_start_hook.store(hook, std::memory_order_release); }
 
 std::vector<ThreadCreation> LiveThreadCreations() {
-  std::vector<pid_t> tids(256);
-  for (;;) {
-    const long n = capture::ListThreads(tids.data(), tids.size());
-    if (n < 0) return {};
-    if (static_cast<size_t>(n) <= tids.size()) {
-      tids.resize(static_cast<size_t>(n));
-      break;
-    }
-    tids.resize(static_cast<size_t>(n) * 2);
-  }
-  std::sort(tids.begin(), tids.end());
+  const std::vector<pid_t> tids = proc::ListThreads();  // sorted
   std::vector<ThreadCreation> out;
   out.reserve(tids.size());
   for (pid_t t : tids) out.push_back({t, {}});
