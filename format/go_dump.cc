@@ -443,6 +443,7 @@ void GoDecoder::DecodeFrame(uint64_t at) {
   FlushFrame(sp, frame_held_ && child == held_.sp && child != 0);
   Bytes("contents", scratch_);
   held_.sp = sp;
+  held_.size = scratch_.size();
   held_.entry = U("entry");
   held_.pc = U("pc");
   U("continpc");

@@ -123,9 +123,9 @@ TEST(GoDump, MapsEveryGoRecordOntoTheModel) {
   EXPECT_EQ(g.status, kStatusWaiting);
   EXPECT_EQ(g.wait_reason, "chan receive");
   // Frames link innermost to outermost through the caller's sp.
-  EXPECT_EQ(rs[8].frame, (FrameRecord{0x8000, 0x8010, 0x402000, 0x402010, "runtime.gopark"}));
+  EXPECT_EQ(rs[8].frame, (FrameRecord{0x8000, 0x8010, 0x402000, 0x402010, "runtime.gopark", 16}));
   EXPECT_EQ(rs[9].stack_root, (StackRootRecord{0x8008, 0x1000, 0x8000}));
-  EXPECT_EQ(rs[10].frame, (FrameRecord{0x8010, 0, 0x403000, 0x403020, "main.blocker"}));
+  EXPECT_EQ(rs[10].frame, (FrameRecord{0x8010, 0, 0x403000, 0x403020, "main.blocker", 8}));
   EXPECT_EQ(rs[11].data_root, (DataRootRecord{0x7008, 0x1020}));
   EXPECT_EQ(rs[12].finalizer, (FinalizerRecord{0x1000, 0x4a0000, 0x404000, 0x500, 0x500}));
   EXPECT_EQ(rs[14].other_root, (OtherRootRecord{"finq", 0x1000}));

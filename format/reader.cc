@@ -484,6 +484,7 @@ void Reader::Impl::DecodeBody(Record& r) {
     } else {
       Fields f(*this);
       Layout<kind()>::Fields(record, f);
+      if constexpr (kind() == Kind::kFrame) record.size = 0;  // not on this wire
       if constexpr (kind() == Kind::kEof) {
         Fill(1);
         if (Available() != 0) Fail(Offset(), "unexpected data after the eof record");
