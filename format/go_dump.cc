@@ -59,7 +59,7 @@ void GoDecoder::Fail(uint64_t offset, const std::string& reason) const {
   throw FormatError(offset, "go kind " + std::to_string(tag_) + " (" + GoTagName(tag_) + ")", reason);
 }
 
-uint64_t GoDecoder::U(const char* field) {
+uint64_t GoDecoder::USlow(const char* field) {
   if (in_.Available() < kMaxUvarintLen) in_.Fill(kMaxUvarintLen);
   const UvarintResult r = GetUvarint(in_.pos, in_.Available());
   if (r.status != UvarintStatus::kOk) {
@@ -99,6 +99,11 @@ uint64_t GoDecoder::Length(const char* field, uint64_t unit) {
 void GoDecoder::Bytes(const char* field, std::vector<uint8_t>& out) {
   const uint64_t at = in_.Offset();
   const uint64_t n = Length(field, 1);
+  if (in_.Available() >= n) [[likely]] {
+    out.assign(in_.pos, in_.pos + n);
+    in_.pos += n;
+    return;
+  }
   out.clear();
   for (uint64_t left = n; left > 0;) {
     if (in_.Available() == 0) {
@@ -133,7 +138,7 @@ void GoDecoder::Str(const char* field, std::string& out) {
   }
 }
 
-void GoDecoder::Fields(uint64_t size, std::vector<Field>& out) {
+void GoDecoder::Fields(uint64_t size, std::vector<Field>& out, bool increasing) {
   out.clear();
   const bool go13 = dialect_ == Dialect::kGo13;
   for (;;) {
@@ -155,15 +160,12 @@ void GoDecoder::Fields(uint64_t size, std::vector<Field>& out) {
       Fail(off_at, "fieldoffset: " + std::to_string(f.offset) + " is not inside the " +
                        std::to_string(size) + "-byte contents");
     }
+    if (increasing && !out.empty() && f.offset <= out.back().offset) {
+      Fail(off_at, "fieldoffset: offsets do not increase");
+    }
     // Each field takes at least two bytes, so the list is bounded by the input.
     if (out.size() >= max_string_ / 2) Fail(off_at, "fieldoffset: too many fields");
     out.push_back(f);
-  }
-}
-
-void GoDecoder::CheckIncreasing(const std::vector<Field>& fields) {
-  for (size_t i = 1; i < fields.size(); ++i) {
-    if (fields[i].offset <= fields[i - 1].offset) Fail(in_.Offset(), "fieldoffset: offsets do not increase");
   }
 }
 
@@ -286,8 +288,7 @@ void GoDecoder::DecodeOne() {
       t.eface_ptr = Bool("efaceptr");
       t.fields.clear();
       if (dialect_ == Dialect::kGo13) {  // go1.3 types carry the pointer layout
-        Fields(t.size, t.fields);
-        CheckIncreasing(t.fields);
+        Fields(t.size, t.fields, true);
       }
       // Go's type cache may write a type twice; the model defines it once.
       ready_ = type_is_ptr_.try_emplace(t.addr, t.eface_ptr).second;
@@ -457,13 +458,21 @@ void GoDecoder::DecodeObject() {
   Bytes("contents", payload_);
   o.size = payload_.size();
   o.kind = kObjRegular;
-  Fields(o.size, fields_);
-  CheckIncreasing(fields_);
+  Fields(o.size, fields_, true);
   SyntheticType(o.size, false);
 }
 
 void GoDecoder::SyntheticType(uint64_t size, bool conservative) {
   ObjectRecord& o = rec_.object;
+  // Neighbours in a span mostly share a layout: one compare instead of a
+  // key and a hash.
+  if (size == last_size_ && conservative == last_conservative_ && fields_ == last_fields_ && last_type_ != 0) {
+    o.type = last_type_;
+    return;
+  }
+  last_size_ = size;
+  last_conservative_ = conservative;
+  last_fields_ = fields_;
   key_.assign(1, conservative ? 'c' : 'l');
   key_.append(reinterpret_cast<const char*>(&size), sizeof size);
   for (const Field& f : fields_) {
@@ -471,7 +480,7 @@ void GoDecoder::SyntheticType(uint64_t size, bool conservative) {
     key_ += static_cast<char>(f.kind);
   }
   auto [it, fresh] = layouts_.try_emplace(key_, kGoSyntheticTypeBase + layouts_.size());
-  o.type = it->second;
+  o.type = last_type_ = it->second;
   if (!fresh) return;
   TypeRecord& t = rec_.type;
   t.addr = o.type;
