@@ -7,10 +7,13 @@
 # installed Go; bench/godump/go_to_libdump rewrites its records as a libdump
 # dump, so both files hold the same objects, payloads, types and roots.
 # Files live in /dev/shm so the figures measure the code, not the disk.
+# With valgrind installed it also counts instructions (callgrind) of one run
+# of each on the same files: repeatable on a loaded machine where CPU time
+# is not.
 # Usage: bench/godump/run.sh [BUILD_DIR] [NODES] [ROUNDS]
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
-nodes=${2:-500000}
+nodes=${2:-2000000}
 rounds=${3:-7}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 dir=/dev/shm/libdump-bench-godump.$$
@@ -64,3 +67,21 @@ for op in read convert; do
     "$(median ${ratio[$op]})" "$(echo "${rss[$op.go]} / 1024" | bc -l)" "$(echo "${rss[$op.lib]} / 1024" | bc -l)"
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+command -v valgrind >/dev/null || exit 0
+instr() {
+  valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+    sed -n 's/.*I *refs: *//p' | tr -d ,
+}
+printf '%-22s %14s %14s %14s\n' "instructions" "Go dump" "libdump" "Go / libdump"
+for op in read convert; do
+  if [ "$op" = read ]; then
+    name="readdump --histogram"
+    g=$(instr "$readdump" --histogram "$go_dump"); l=$(instr "$readdump" --histogram "$lib_dump")
+  else
+    name="dumptohprof"
+    rm -f "$dir/out.hprof"; g=$(instr "$dumptohprof" -q "$go_dump" "$dir/out.hprof")
+    rm -f "$dir/out.hprof"; l=$(instr "$dumptohprof" -q "$lib_dump" "$dir/out.hprof")
+  fi
+  printf '%-22s %14s %14s %14.2f\n' "$name" "$g" "$l" "$(echo "$g / $l" | bc -l)"
+done
