@@ -1,5 +1,6 @@
-// Decodes Go's "go1.7 heap dump" records (runtime/heapdump.go) into the
-// record model; docs/GODUMP.md has the layouts and the mapping.
+// Decodes the records of Go runtimes' heap dumps, go1.3 to go1.7 (Go 1.3's
+// and 1.4's runtime/heapdump.c, heapdump.go since), into the record model;
+// docs/GODUMP.md has each dialect's layouts and the mapping.
 #include "go_dump.h"
 
 #include <algorithm>
@@ -29,8 +30,10 @@ constexpr const char* kMemStatNames[] = {
     "BuckHashSys", "GCSys",       "OtherSys",    "NextGC",      "LastGC",       "PauseTotalNs"};
 constexpr int kPauses = 256;
 
-// Go's field kinds (fieldKindPtr, ...Iface, ...Eface) in the model's terms.
 constexpr uint64_t kGoFieldEol = 0;
+// go1.3's object kind for an object without type information that the
+// collector scans conservatively (TypeInfo_Conservative).
+constexpr uint64_t kGo13Conservative = 127;
 
 }  // namespace
 
@@ -56,7 +59,7 @@ void GoDecoder::Fail(uint64_t offset, const std::string& reason) const {
   throw FormatError(offset, "go kind " + std::to_string(tag_) + " (" + GoTagName(tag_) + ")", reason);
 }
 
-uint64_t GoDecoder::U(const char* field) {
+uint64_t GoDecoder::USlow(const char* field) {
   if (in_.Available() < kMaxUvarintLen) in_.Fill(kMaxUvarintLen);
   const UvarintResult r = GetUvarint(in_.pos, in_.Available());
   if (r.status != UvarintStatus::kOk) {
@@ -96,6 +99,11 @@ uint64_t GoDecoder::Length(const char* field, uint64_t unit) {
 void GoDecoder::Bytes(const char* field, std::vector<uint8_t>& out) {
   const uint64_t at = in_.Offset();
   const uint64_t n = Length(field, 1);
+  if (in_.Available() >= n) [[likely]] {
+    out.assign(in_.pos, in_.pos + n);
+    in_.pos += n;
+    return;
+  }
   out.clear();
   for (uint64_t left = n; left > 0;) {
     if (in_.Available() == 0) {
@@ -130,25 +138,30 @@ void GoDecoder::Str(const char* field, std::string& out) {
   }
 }
 
-void GoDecoder::Fields(uint64_t size, std::vector<Field>& out) {
+void GoDecoder::Fields(uint64_t size, std::vector<Field>& out, bool increasing) {
   out.clear();
+  const bool go13 = dialect_ == Dialect::kGo13;
   for (;;) {
     const uint64_t at = in_.Offset();
     const uint64_t kind = U("fieldkind");
     if (kind == kGoFieldEol) return;
-    Field f;
-    switch (kind) {
-      case 1: f.kind = kFieldPtr; break;
-      case 2: f.kind = kFieldIface; break;
-      case 3: f.kind = kFieldEface; break;
-      default: Fail(at, "fieldkind: expected 0 to 3, got " + std::to_string(kind));
+    // go1.3: 1 ptr, 2 string, 3 slice, 4 iface, 5 eface, the model's kinds
+    // plus one; from go1.4 strings and slices are plain pointers and the
+    // kinds are 1 ptr, 2 iface, 3 eface.
+    if (kind > (go13 ? 5u : 3u)) {
+      Fail(at, std::string("fieldkind: expected 0 to ") + (go13 ? "5" : "3") + ", got " + std::to_string(kind));
     }
+    Field f;
+    f.kind = go13 ? kind - 1 : kind == 1 ? kFieldPtr : kind == 2 ? kFieldIface : kFieldEface;
     const uint64_t off_at = in_.Offset();
     f.offset = U("fieldoffset");
-    const uint64_t words = f.kind == kFieldPtr ? 1 : 2;
+    const uint64_t words = f.kind == kFieldPtr ? 1 : f.kind == kFieldSlice ? 3 : 2;
     if (f.offset > size || size - f.offset < words * ptr_size_) {
       Fail(off_at, "fieldoffset: " + std::to_string(f.offset) + " is not inside the " +
                        std::to_string(size) + "-byte contents");
+    }
+    if (increasing && !out.empty() && f.offset <= out.back().offset) {
+      Fail(off_at, "fieldoffset: offsets do not increase");
     }
     // Each field takes at least two bytes, so the list is bounded by the input.
     if (out.size() >= max_string_ / 2) Fail(off_at, "fieldoffset: too many fields");
@@ -202,6 +215,13 @@ bool GoDecoder::Next(Record& r) {
       r.kind = Kind::kType;
       r.offset = rec_.offset;
       r.type = rec_.type;
+      return true;
+    }
+    if (type_info_ready_) {
+      type_info_ready_ = false;
+      r.kind = Kind::kTypeInfo;
+      r.offset = rec_.offset;
+      r.type_info = rec_.type_info;
       return true;
     }
     if (ready_) {
@@ -277,8 +297,11 @@ void GoDecoder::DecodeOne() {
       Str("name", t.name);
       t.eface_ptr = Bool("efaceptr");
       t.fields.clear();
-      type_is_ptr_[t.addr] = t.eface_ptr;
-      ready_ = true;
+      if (dialect_ == Dialect::kGo13) {  // go1.3 types carry the pointer layout
+        Fields(t.size, t.fields, true);
+      }
+      // Go's type cache may write a type twice; the model defines it once.
+      ready_ = type_is_ptr_.try_emplace(t.addr, t.eface_ptr).second;
       return;
     }
     case kGoGoroutine: {
@@ -312,13 +335,17 @@ void GoDecoder::DecodeOne() {
       if (p.ptr_size != 4 && p.ptr_size != 8) {
         Fail(p_at, "ptrsize: expected 4 or 8, got " + std::to_string(p.ptr_size));
       }
-      p.hchan_size = 0;
+      p.hchan_size = dialect_ == Dialect::kGo13 ? U("hchansize") : 0;
       p.heap_start = U("arenastart");
       const uint64_t h_at = in_.Offset();
       p.heap_end = U("arenaend");
       if (p.heap_end < p.heap_start) Fail(h_at, "arenaend: below arenastart");
-      Str("arch", skip_);
-      Str("version", skip_);  // GOEXPERIMENT before Go 1.9-ish, buildVersion since
+      if (dialect_ == Dialect::kGo13 || dialect_ == Dialect::kGo14) {
+        U("thechar");  // the architecture's letter: '5' arm, '6' amd64, '8' 386, '9' power64
+      } else {
+        Str("arch", skip_);  // GOARCH
+      }
+      Str("version", skip_);  // GOEXPERIMENT up to Go 1.9-ish, buildVersion since
       U("ncpu");
       ptr_size_ = p.ptr_size;
       big_endian_ = p.big_endian;
@@ -340,6 +367,14 @@ void GoDecoder::DecodeOne() {
     case kGoItab: {
       rec_.kind = Kind::kItab;
       rec_.itab.addr = U("addr");
+      if (dialect_ == Dialect::kGo13) {
+        // go1.3 says directly whether the interface's data word is a pointer
+        // (small scalars were stored in the word itself).
+        rec_.itab.ptr = Bool("ptr") ? 1 : 0;
+        itab_is_ptr_[rec_.itab.addr] = rec_.itab.ptr != 0;
+        ready_ = true;
+        return;
+      }
       const uint64_t type = U("type");
       // The model's itab says whether an interface's data word is a pointer.
       // Up to go1.6 the type is that of the data word, always a pointer
@@ -405,37 +440,74 @@ void GoDecoder::DecodeOne() {
 void GoDecoder::DecodeObject() {
   ObjectRecord& o = rec_.object;
   rec_.kind = Kind::kObject;
+  ready_ = true;
   o.addr = U("addr");
+  if (dialect_ == Dialect::kGo13) {
+    // go1.3: the type and kind the span recorded, then the contents; the
+    // layout is the type's (a channel's type is its element type).
+    o.type = U("type");
+    const uint64_t k_at = in_.Offset();
+    const uint64_t kind = U("objkind");
+    if (kind != kGo13Conservative && kind > kObjChan) {
+      Fail(k_at, "objkind: expected 0, 1, 2 or 127, got " + std::to_string(kind));
+    }
+    if (o.type == 0 && kind != kObjRegular && kind != kGo13Conservative) {
+      Fail(k_at, "objkind: an array or channel object without a type");
+    }
+    Bytes("contents", payload_);
+    o.size = payload_.size();
+    o.kind = kind == kGo13Conservative ? kObjRegular : kind;
+    fields_.clear();
+    if (kind == kGo13Conservative) {
+      SyntheticType(o.size, true);
+    } else if (o.type == 0) {
+      SyntheticType(o.size, false);  // no pointers: noptrN
+    }
+    return;
+  }
   Bytes("contents", payload_);
   o.size = payload_.size();
   o.kind = kObjRegular;
-  Fields(o.size, fields_);
-  for (size_t i = 1; i < fields_.size(); ++i) {
-    if (fields_[i].offset <= fields_[i - 1].offset) {
-      Fail(in_.Offset(), "fieldoffset: offsets do not increase");
-    }
+  Fields(o.size, fields_, true);
+  SyntheticType(o.size, false);
+}
+
+void GoDecoder::SyntheticType(uint64_t size, bool conservative) {
+  ObjectRecord& o = rec_.object;
+  // Neighbours in a span mostly share a layout: one compare instead of a
+  // key and a hash.
+  if (size == last_size_ && conservative == last_conservative_ && fields_ == last_fields_ && last_type_ != 0) {
+    o.type = last_type_;
+    return;
   }
-  // The synthetic type: one per size and pointer layout.
-  key_.assign(reinterpret_cast<const char*>(&o.size), sizeof o.size);
+  last_size_ = size;
+  last_conservative_ = conservative;
+  last_fields_ = fields_;
+  key_.assign(1, conservative ? 'c' : 'l');
+  key_.append(reinterpret_cast<const char*>(&size), sizeof size);
   for (const Field& f : fields_) {
     key_.append(reinterpret_cast<const char*>(&f.offset), sizeof f.offset);
     key_ += static_cast<char>(f.kind);
   }
   auto [it, fresh] = layouts_.try_emplace(key_, kGoSyntheticTypeBase + layouts_.size());
-  o.type = it->second;
-  ready_ = true;
+  o.type = last_type_ = it->second;
   if (!fresh) return;
   TypeRecord& t = rec_.type;
   t.addr = o.type;
-  t.size = o.size;
+  t.size = size;
   t.eface_ptr = true;
   t.fields = fields_;
   // Named as the seed's converter named untyped objects: noptrN without
-  // pointers, else by size and the first pointer offsets.
-  if (fields_.empty()) {
-    t.name = "noptr" + std::to_string(o.size);
+  // pointers, else by size and the first pointer offsets; go1.3's
+  // conservatively scanned objects are conservativeN.
+  if (conservative) {
+    t.name = "conservative" + std::to_string(size);
+    rec_.type_info = {t.addr, kTypeConservative, 0, 0, 0};
+    type_info_ready_ = true;
+  } else if (fields_.empty()) {
+    t.name = "noptr" + std::to_string(size);
   } else {
-    t.name = "obj" + std::to_string(o.size) + "[";
+    t.name = "obj" + std::to_string(size) + "[";
     for (size_t i = 0; i < fields_.size() && i < 8; ++i) {
       if (i != 0) t.name += ',';
       t.name += std::to_string(fields_[i].offset);
@@ -446,6 +518,23 @@ void GoDecoder::DecodeObject() {
   type_ready_ = true;
 }
 
+// Strings and slices point through their first word, interfaces through
+// their second; go1.3 stored small scalars in an interface's data word, and
+// its itab or type record says so.
+void GoDecoder::Roots(Kind kind, uint64_t base, uint64_t frame, uint64_t at, std::vector<Root>& out) const {
+  for (const Field& f : fields_) {
+    uint64_t off = f.offset;
+    if (f.kind == kFieldIface || f.kind == kFieldEface) {
+      if (dialect_ == Dialect::kGo13) {
+        const auto& known = f.kind == kFieldIface ? itab_is_ptr_ : type_is_ptr_;
+        if (auto it = known.find(Word(scratch_, off)); it != known.end() && !it->second) continue;
+      }
+      off += ptr_size_;
+    }
+    if (const uint64_t p = Word(scratch_, off); p != 0) out.push_back({kind, base + off, p, frame, at});
+  }
+}
+
 void GoDecoder::DecodeFrame(uint64_t at) {
   const uint64_t sp = U("sp");
   U("depth");
@@ -453,18 +542,14 @@ void GoDecoder::DecodeFrame(uint64_t at) {
   FlushFrame(sp, frame_held_ && child == held_.sp && child != 0);
   Bytes("contents", scratch_);
   held_.sp = sp;
+  held_.size = scratch_.size();
   held_.entry = U("entry");
   held_.pc = U("pc");
   U("continpc");
   Str("name", held_.name);
   Fields(scratch_.size(), fields_);
   held_roots_.clear();
-  for (const Field& f : fields_) {
-    const uint64_t off = f.kind == kFieldPtr ? f.offset : f.offset + ptr_size_;
-    if (const uint64_t p = Word(scratch_, off); p != 0) {
-      held_roots_.push_back({Kind::kStackRoot, sp + off, p, sp, at});
-    }
-  }
+  Roots(Kind::kStackRoot, sp, sp, at, held_roots_);
   held_offset_ = at;
   frame_held_ = true;
 }
@@ -474,12 +559,7 @@ void GoDecoder::DecodeSegment() {
   const uint64_t base = U("addr");
   Bytes("contents", scratch_);
   Fields(scratch_.size(), fields_);
-  for (const Field& f : fields_) {
-    const uint64_t off = f.kind == kFieldPtr ? f.offset : f.offset + ptr_size_;
-    if (const uint64_t p = Word(scratch_, off); p != 0) {
-      roots_.push_back({Kind::kDataRoot, base + off, p, 0, at});
-    }
-  }
+  Roots(Kind::kDataRoot, base, 0, at, roots_);
 }
 
 }  // namespace libdump::format

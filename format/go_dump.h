@@ -1,8 +1,9 @@
-// The decoder of the heap dumps Go runtimes write (runtime/debug.WriteHeapDump,
-// header "go1.7 heap dump\n" from Go 1.7 to today), mapped onto the record
-// model of record.h so that readdump and the other consumers read them as they
-// read libdump dumps. docs/GODUMP.md gives each Go record's layout and how it
-// maps. Internal to libdump::format: Reader selects it from the header.
+// The decoder of the heap dumps Go runtimes write (runtime/debug.WriteHeapDump:
+// go1.3 and go1.4 headers from Go 1.3 and 1.4, go1.5 and go1.6 from theirs,
+// "go1.7 heap dump\n" from Go 1.7 to today), mapped onto the record model of
+// record.h so that readdump and the other consumers read them as they read
+// libdump dumps. docs/GODUMP.md gives each dialect's record layouts and how
+// they map. Internal to libdump::format: Reader selects it from the header.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "input.h"
 #include "libdump/format/reader.h"
 #include "libdump/format/record.h"
+#include "libdump/format/uvarint.h"
 
 namespace libdump::format {
 
@@ -71,15 +73,38 @@ class GoDecoder {
   void FlushFrame(uint64_t caller_sp, bool caller_known);
 
   [[noreturn]] void Fail(uint64_t offset, const std::string& reason) const;
-  uint64_t U(const char* field);
+  // Hot: a Go object is eight or more numbers, most of them one byte (tags,
+  // lengths, field kinds and offsets), decoded here without a call.
+  uint64_t U(const char* field) {
+    if (in_.Available() >= kMaxUvarintLen) [[likely]] {
+      const uint8_t b = *in_.pos;
+      if (b < 0x80) {
+        ++in_.pos;
+        return b;
+      }
+      const UvarintResult r = GetUvarint(in_.pos, kMaxUvarintLen);
+      if (r.status == UvarintStatus::kOk) {
+        in_.pos += r.len;
+        return r.value;
+      }
+    }
+    return USlow(field);
+  }
+  uint64_t USlow(const char* field);
   bool Bool(const char* field);
   uint64_t Length(const char* field, uint64_t unit);
   void Str(const char* field, std::string& out);
   void Bytes(const char* field, std::vector<uint8_t>& out);
   // The field list that ends objects, frames and segments: kind, offset pairs
-  // up to fieldKindEol, each checked to hold a word inside `size` bytes.
-  void Fields(uint64_t size, std::vector<Field>& out);
+  // up to fieldKindEol, each checked to hold its words inside `size` bytes
+  // and, for objects and types, to follow the one before.
+  void Fields(uint64_t size, std::vector<Field>& out, bool increasing = false);
   uint64_t Word(const std::vector<uint8_t>& bytes, uint64_t offset) const;
+  // The roots of a frame's or segment's pointer fields, into `out`.
+  void Roots(Kind kind, uint64_t base, uint64_t frame, uint64_t at, std::vector<Root>& out) const;
+  // Object: a synthetic type per size and layout (kind 127 of go1.3: one per
+  // size, scanned conservatively), announced before the object.
+  void SyntheticType(uint64_t size, bool conservative);
 
   Input& in_;
   Dialect dialect_;
@@ -97,6 +122,7 @@ class GoDecoder {
   std::vector<Root> roots_;
   size_t roots_next_ = 0;
   bool type_ready_ = false;  // synthetic type of the object in rec_
+  bool type_info_ready_ = false;  // and its conservative typeinfo (go1.3)
   bool ready_ = false;
   Record rec_;
 
@@ -111,7 +137,11 @@ class GoDecoder {
   std::vector<Field> fields_;
   std::string key_;
   std::unordered_map<std::string, uint64_t> layouts_;  // size+layout -> synthetic type id
-  std::unordered_map<uint64_t, bool> type_is_ptr_;    // type addr -> eface_ptr, for itabs
+  uint64_t last_size_ = 0, last_type_ = 0;  // the last object's layout and its type
+  bool last_conservative_ = false;
+  std::vector<Field> last_fields_;
+  std::unordered_map<uint64_t, bool> type_is_ptr_;    // type addr -> eface_ptr; Go may repeat a type
+  std::unordered_map<uint64_t, bool> itab_is_ptr_;    // go1.3: itab addr -> its data word is a pointer
   std::string skip_;
 };
 

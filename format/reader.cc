@@ -23,6 +23,8 @@ namespace libdump::format {
 const char* DialectName(Dialect d) {
   switch (d) {
     case Dialect::kLibdump: return "go1.3 heap dump (libdump)";
+    case Dialect::kGo13: return "go1.3 heap dump (Go runtime)";
+    case Dialect::kGo14: return "go1.4 heap dump (Go runtime)";
     case Dialect::kGo15: return "go1.5 heap dump (Go runtime)";
     case Dialect::kGo16: return "go1.6 heap dump (Go runtime)";
     case Dialect::kGo17: return "go1.7 heap dump (Go runtime)";
@@ -332,7 +334,8 @@ void Reader::Impl::ReadHeader() {
   const std::string_view got_view(reinterpret_cast<const char*>(in_.pos), n);
   for (const auto& [header, dialect] : {std::pair{"go1.7 heap dump\n", Dialect::kGo17},
                                         std::pair{"go1.6 heap dump\n", Dialect::kGo16},
-                                        std::pair{"go1.5 heap dump\n", Dialect::kGo15}}) {
+                                        std::pair{"go1.5 heap dump\n", Dialect::kGo15},
+                                        std::pair{"go1.4 heap dump\n", Dialect::kGo14}}) {
     if (got_view == header) {
       in_.pos += n;
       go_ = std::make_unique<GoDecoder>(in_, dialect, max_string_);
@@ -350,11 +353,9 @@ void Reader::Impl::ReadHeader() {
   // The released Go 1.3 runtime wrote the same header as the 2013 draft that
   // is libdump's format, with other record numbers: its first record is
   // params, kind 6, where libdump writes params as kind 10.
-  if (LooksLikeGo13Params({in_.pos + kHeader.size(), Available() - kHeader.size()})) {
-    throw FormatError(kHeader.size(), "header",
-                      "unsupported dialect: a Go 1.3 runtime's dump (first record kind 6, params)");
-  }
+  const bool go13 = LooksLikeGo13Params({in_.pos + kHeader.size(), Available() - kHeader.size()});
   in_.pos += kHeader.size();
+  if (go13) go_ = std::make_unique<GoDecoder>(in_, Dialect::kGo13, max_string_);
 }
 
 void Reader::Impl::SkipPayloadSlow() {
@@ -486,6 +487,7 @@ void Reader::Impl::DecodeBody(Record& r) {
     } else {
       Fields f(*this);
       Layout<kind()>::Fields(record, f);
+      if constexpr (kind() == Kind::kFrame) record.size = 0;  // not on this wire
       if constexpr (kind() == Kind::kEof) {
         Fill(1);
         if (Available() != 0) Fail(Offset(), "unexpected data after the eof record");

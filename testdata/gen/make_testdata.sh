@@ -9,3 +9,5 @@ cmake --build "$build" --target make_testdata
 "$build/tools/readdump/testdata_gen/make_testdata" "$src/testdata"
 # -n: no name or timestamp in the header, so the bytes are reproducible.
 gzip -n -9 -c "$src/testdata/full.dump" > "$src/testdata/full.dump.gz"
+cmake --build "$build" --target make_go_fixtures
+"$build/tools/readdump/testdata_gen/make_go_fixtures" "$src/testdata"

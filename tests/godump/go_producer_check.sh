@@ -1,6 +1,7 @@
 #!/bin/sh
 # Builds tests/godump/producer.go with the installed Go, has it dump its heap
-# with known contents, and checks readdump's counts against them.
+# with known contents, and checks readdump's counts against them and that it
+# validates.
 #   go_producer_check.sh READDUMP WORKDIR
 set -eu
 R=$1
@@ -24,4 +25,8 @@ expect "blockers" $G "$(grep -c '^  #3 0x[0-9a-f]* main.blocker ' "$D/threads")"
 expect "receiving" $G "$(grep -B4 '^  #3 0x[0-9a-f]* main.blocker ' "$D/threads" | grep -c 'status=waiting waitreason="chan receive"')"
 # os.Stdin, os.Stdout and os.Stderr carry finalizers of their own.
 expect "finalizers" "finalizers: $((F + 3))" "$(grep '^finalizers:' "$D/summary")"
+# A real runtime's dump is valid: its pointers into goroutine stacks and its
+# finalizers' unrecorded types are what Go writes (docs/GODUMP.md).
+"$R" --validate "$D/heap.dump" > "$D/validate" && v=0 || v=$?
+expect "validate" "0 $D/heap.dump: ok, no problems" "$v $(cat "$D/validate")"
 exit $fail

@@ -55,6 +55,7 @@ class Run {
         o_.validate ? OpenDump(input_->path()) : OpenDumpFd(input_->TakeFd());
     summary_.compression = reader->compression();
     summary_.dialect = reader->dialect();
+    validator_.SetGoRuntime(reader->dialect() != format::Dialect::kLibdump);
     if (o_.json) {
       json_.BeginObject();
       json_.Key("file");

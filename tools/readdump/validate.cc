@@ -41,7 +41,13 @@ void Validator::EmitPendingUpTo(uint64_t offset) {
 
 bool Validator::Dangling(uint64_t p) const {
   return params_ && p != 0 && p >= params_->heap_start && p < params_->heap_end &&
-         objects_.Find(p) == nullptr;
+         objects_.Find(p) == nullptr && !InStack(p);
+}
+
+bool Validator::InStack(uint64_t p) const {
+  auto it = std::upper_bound(stacks_.begin(), stacks_.end(), p,
+                             [](uint64_t x, const std::pair<uint64_t, uint64_t>& s) { return x < s.first; });
+  return it != stacks_.begin() && p < std::prev(it)->second;
 }
 
 // --- pass 1 ----------------------------------------------------------------
@@ -75,7 +81,7 @@ void Validator::Collect(const Record& r) {
       break;
     }
     case Kind::kFrame:
-      frames_.try_emplace(r.frame.sp, Frame{r.offset, r.frame.parent, r.frame.name});
+      frames_.try_emplace(r.frame.sp, Frame{r.offset, r.frame.parent, r.frame.size, r.frame.name});
       break;
     case Kind::kGoroutine:
       threads_.push_back({r.goroutine.addr, r.offset, r.goroutine.tos});
@@ -134,6 +140,9 @@ void Validator::WalkStacks() {
   for (size_t i = 0; i < threads_.size(); ++i) {
     const Thread& t = threads_[i];
     const std::string who = "thread " + H(t.addr);
+    // The extent of the frames this thread owns: Go stacks grow down, so
+    // from the top frame's sp to the end of the outermost frame.
+    uint64_t lo = ~uint64_t{0}, hi = 0;
     for (uint64_t sp = t.tos; sp != 0;) {
       auto it = frames_.find(sp);
       if (it == frames_.end()) {
@@ -157,9 +166,24 @@ void Validator::WalkStacks() {
         break;
       }
       f.owner = i;
+      lo = std::min(lo, sp);
+      hi = std::max(hi, sp + f.size < sp ? ~uint64_t{0} : sp + f.size);
       sp = f.parent;
     }
+    if (go_ && lo < hi) stacks_.emplace_back(lo, hi);
   }
+  std::sort(stacks_.begin(), stacks_.end());
+  // Overlapping stacks (a corrupt dump) merge, so that the search above
+  // needs only the nearest start.
+  size_t n = 0;
+  for (const auto& s : stacks_) {
+    if (n > 0 && s.first <= stacks_[n - 1].second) {
+      stacks_[n - 1].second = std::max(stacks_[n - 1].second, s.second);
+    } else {
+      stacks_[n++] = s;
+    }
+  }
+  stacks_.resize(n);
 }
 
 // --- pass 2 ----------------------------------------------------------------
@@ -222,7 +246,8 @@ void Validator::Check(const Record& r, format::Reader& reader) {
       if (objects_.FindStart(r.finalizer.obj) == nullptr) {
         Emit(r.offset, r.kind, "finalizer: obj " + H(r.finalizer.obj) + " is not the start of a dumped object");
       }
-      if (r.finalizer.ot != 0 && !types_.contains(r.finalizer.ot)) {
+      // Go writes a finalizer's types without their type records.
+      if (!go_ && r.finalizer.ot != 0 && !types_.contains(r.finalizer.ot)) {
         Emit(r.offset, r.kind, "finalizer of " + H(r.finalizer.obj) + ": ot " + H(r.finalizer.ot) + " is not a defined type");
       }
       return;
@@ -414,6 +439,7 @@ uint64_t ValidateDump(const ReaderFactory& open, const ProblemSink& sink,
   uint64_t end = 0;
   {
     std::shared_ptr<format::Reader> reader = open();
+    v.SetGoRuntime(reader->dialect() != format::Dialect::kLibdump);
     while (reader->Next(r)) {
       v.Collect(r);
       if (first_pass) first_pass(r, *reader);

@@ -17,6 +17,12 @@
 // name a dumped frame; threadinfo, finalizer and allocstack records name a
 // dumped thread or object; ids are defined once. Structural errors (bad
 // varints, a missing or early eof, ...) are the reader's FormatErrors.
+//
+// A Go runtime's dump (SetGoRuntime) differs in two ways the checks follow
+// (docs/GODUMP.md): goroutine stacks live inside the heap arena but are not
+// objects, so a pointer into a goroutine's dumped frames (a stack slot's own
+// address, a sudog's elem) is not dangling; and Go writes finalizers' types
+// without type records, so their ot is not looked up.
 #pragma once
 
 #include <cstdint>
@@ -44,6 +50,8 @@ using ProblemSink = std::function<void(const Problem&)>;
 class Validator {
  public:
   explicit Validator(ProblemSink sink) : sink_(std::move(sink)) {}
+  // Before pass 1: the dump was written by a Go runtime.
+  void SetGoRuntime(bool go) { go_ = go; }
 
   // Pass 1, every record in order.
   void Collect(const format::Record& r);
@@ -66,6 +74,7 @@ class Validator {
   struct Frame {
     uint64_t offset;
     uint64_t parent;
+    uint64_t size;
     std::string name;
     size_t owner = kNoOwner;  // index into threads_
   };
@@ -81,8 +90,10 @@ class Validator {
   void WalkStacks();
   void FindOverlaps();
   uint64_t word_size() const { return params_ ? params_->ptr_size : 8; }
-  // In the heap range but in no dumped object: the one kind of bad pointer.
+  // In the heap range but in no dumped object (nor, in a Go dump, in a
+  // goroutine's dumped frames): the one kind of bad pointer.
   bool Dangling(uint64_t p) const;
+  bool InStack(uint64_t p) const;
 
   void CheckObject(const format::Record& r, format::Reader& reader);
   void CheckPointerWords(const format::Record& r, const Type& t, format::Reader& reader);
@@ -102,6 +113,9 @@ class Validator {
   std::vector<Thread> threads_;
   std::unordered_map<uint64_t, uint64_t> thread_offsets_;  // addr -> first record
   std::unordered_set<uint64_t> itabs_;
+  bool go_ = false;
+  // Go dumps: each goroutine's [lowest sp, end of its outermost frame), by start.
+  std::vector<std::pair<uint64_t, uint64_t>> stacks_;
 };
 
 // Throws the FormatError for a dump whose second pass differs from its first.

@@ -29,6 +29,8 @@ namespace libdump::format {
 
 enum class Dialect {
   kLibdump,  // "go1.3 heap dump\n": the seed format plus libdump's extensions
+  kGo13,     // "go1.3 heap dump\n" as the Go 1.3 runtime wrote it (params first)
+  kGo14,     // "go1.4 heap dump\n": Go 1.4
   kGo15,     // "go1.5 heap dump\n": Go 1.5 (docs/GODUMP.md)
   kGo16,     // "go1.6 heap dump\n": Go 1.6, the go1.5 layout
   kGo17,     // "go1.7 heap dump\n": Go 1.7 and every later Go runtime

@@ -152,6 +152,9 @@ struct FrameRecord {
   uint64_t entry = 0;
   uint64_t pc = 0;
   std::string name;
+  // Bytes of the frame from sp up, when the dump says (Go dumps carry each
+  // frame's contents); 0 otherwise. Not on libdump's wire (Layout below).
+  uint64_t size = 0;
   bool operator==(const FrameRecord&) const = default;
 };
 
