@@ -8,10 +8,10 @@
 #include <cmath>
 #include <string_view>
 
-#include "alloc_stack.h"
+#include "allocation_stack_capture.h"
 #include "flight_recorder.h"
 #include "libdump/profiler.h"
-#include "symbolize.h"
+#include "pprof_symbolizer.h"
 #include "wait_state.h"
 
 namespace libdump::samplers {

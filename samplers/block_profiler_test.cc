@@ -17,7 +17,7 @@
 
 #include "block_profiler.h"
 #include "libdump/profiler.h"
-#include "profile_testutil.h"
+#include "testing/profile_testutil.h"
 #include "wait_state.h"
 
 namespace libdump {

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "stack_walk.h"
+#include "frame_pointer_walk.h"
 #include "table_memory.h"
 
 namespace libdump::samplers {

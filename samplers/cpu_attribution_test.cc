@@ -25,7 +25,7 @@
 #include "cpu_attribution_leaf.h"
 #include "dwarf_unwind.h"
 #include "libdump/profiler.h"
-#include "profile_testutil.h"
+#include "testing/profile_testutil.h"
 #include "unwind_table.h"
 
 namespace libdump {

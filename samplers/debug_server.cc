@@ -31,7 +31,7 @@
 #include "flight_recorder.h"
 #include "heap_profiler.h"
 #include "own_allocations.h"
-#include "symbolize.h"
+#include "pprof_symbolizer.h"
 #include "wait_state.h"
 
 // Present with libdump's heap dumper (libdump.so), absent otherwise.

@@ -9,8 +9,8 @@
 #include <atomic>
 #include <thread>
 
-#include "alloc_stack.h"
-#include "stack_walk.h"
+#include "allocation_stack_capture.h"
+#include "frame_pointer_walk.h"
 #include "unwind_table.h"
 
 // Frameless assembly leaves that spin until told to stop, with rbp used as
@@ -151,7 +151,7 @@ __attribute__((noipa)) size_t AllocCaller(uintptr_t* out, size_t max) {
 }
 
 // Where the chain ends in frames libunwind has not vouched for (as here),
-// the walk used to be redone by libunwind (alloc_stack.h), which found the
+// the walk used to be redone by libunwind (allocation_stack_capture.h), which found the
 // caller at ~4x the cost; where it ends on glibc's zero rbp the skip went
 // unnoticed. Now the rules find it on the frame-pointer path: no libunwind.
 TEST(DwarfUnwind, HeapWalkKeepsTheCallerOfAFramelessFunction) {

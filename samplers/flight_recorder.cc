@@ -36,8 +36,8 @@
 #include "libdump/heap.h"
 #include "output_file.h"
 #include "sigprof_hook.h"
-#include "stack_walk.h"
-#include "symbolize.h"
+#include "frame_pointer_walk.h"
+#include "pprof_symbolizer.h"
 #include "thread_list.h"
 #include "trace_event_json.h"
 

@@ -11,11 +11,11 @@
 #include <string_view>
 #include <tuple>
 
-#include "alloc_stack.h"
+#include "allocation_stack_capture.h"
 #include "flight_recorder.h"
 #include "own_allocations.h"
 #include "sampler_interface.h"
-#include "symbolize.h"
+#include "pprof_symbolizer.h"
 #include "unwind_table.h"
 #include "unwind_watch.h"
 

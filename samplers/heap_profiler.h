@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "heap_profile.h"
+#include "heap_bucket_table.h"
 #include "libdump/format/pprof_profile.h"
 #include "libdump/profiler.h"
 

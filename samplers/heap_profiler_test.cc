@@ -11,7 +11,7 @@
 
 #include "libdump/heap.h"
 #include "libdump/profiler.h"
-#include "profile_testutil.h"
+#include "testing/profile_testutil.h"
 #include "heap_profiler.h"
 #include "sampler_interface.h"
 #include "unwind_table.h"

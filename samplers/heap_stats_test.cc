@@ -20,7 +20,7 @@
 #include <map>
 #include <vector>
 
-#include "heap_profile.h"
+#include "heap_bucket_table.h"
 #include "libdump/profiler.h"
 
 namespace libdump::samplers {

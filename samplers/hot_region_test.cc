@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "heap_profile.h"
+#include "heap_bucket_table.h"
 
 namespace libdump::samplers {
 namespace {

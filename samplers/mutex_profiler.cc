@@ -25,7 +25,7 @@
 #include <atomic>
 #include <new>
 
-#include "alloc_stack.h"
+#include "allocation_stack_capture.h"
 #include "block_profiler.h"
 #include "libdump/profiler.h"
 #include "wait_state.h"

@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "libdump/profiler.h"
-#include "profile_testutil.h"
+#include "testing/profile_testutil.h"
 #include "wait_state.h"
 
 namespace libdump {

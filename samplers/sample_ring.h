@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "stack_walk.h"
+#include "frame_pointer_walk.h"
 
 namespace libdump::samplers {
 

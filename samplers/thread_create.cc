@@ -10,8 +10,8 @@
 #include <atomic>
 #include <new>
 
-#include "alloc_stack.h"
-#include "stack_walk.h"
+#include "allocation_stack_capture.h"
+#include "frame_pointer_walk.h"
 #include "table_memory.h"
 #include "thread_list.h"
 

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "libdump/profiler.h"
-#include "profile_testutil.h"
-#include "symbolize.h"
+#include "testing/profile_testutil.h"
+#include "pprof_symbolizer.h"
 
 namespace libdump::samplers {
 namespace {

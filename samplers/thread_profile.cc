@@ -17,10 +17,10 @@
 #include "libdump/profiler.h"
 #include "memory_map.h"
 #include "modules.h"
-#include "stack_unwind.h"
-#include "stack_walk.h"
+#include "stopped_thread_unwind.h"
+#include "frame_pointer_walk.h"
 #include "stop_the_world.h"
-#include "symbolize.h"
+#include "pprof_symbolizer.h"
 #include "thread_create.h"
 #include "thread_list.h"
 

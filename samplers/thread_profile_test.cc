@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "libdump/profiler.h"
-#include "profile_testutil.h"
+#include "testing/profile_testutil.h"
 
 namespace libdump {
 namespace {

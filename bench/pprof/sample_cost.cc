@@ -10,8 +10,8 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "alloc_stack.h"
-#include "heap_profile.h"
+#include "allocation_stack_capture.h"
+#include "heap_bucket_table.h"
 #include "heap_profiler.h"
 #include "sampler_interface.h"
 

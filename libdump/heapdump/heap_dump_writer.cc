@@ -25,9 +25,9 @@
 #include "modules.h"
 #include "root_registry.h"
 #include "scratch_vector.h"
-#include "stack_unwind.h"
+#include "stopped_thread_unwind.h"
 #include "stop_the_world.h"
-#include "symbolizer.h"
+#include "symbol_tables.h"
 #include "thread_list.h"
 #include "vtable_types.h"
 

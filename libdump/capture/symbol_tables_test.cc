@@ -1,4 +1,4 @@
-#include "symbolizer.h"
+#include "symbol_tables.h"
 
 #include <gtest/gtest.h>
 
@@ -22,7 +22,7 @@ TEST(Symbolizer, NamesFunctionsOfTheExecutableAndOfLibc) {
   EXPECT_EQ(s.entry, fn);
   EXPECT_EQ(Demangle(s.name), "libdump::capture::(anonymous namespace)::ns::TemplateFree(int)");
   ASSERT_NE(s.module, nullptr);
-  EXPECT_NE(s.module->path.find("symbolizer_test"), std::string::npos);
+  EXPECT_NE(s.module->path.find("symbol_tables_test"), std::string::npos);
 
   int (*c_abs)(int) = &::abs;
   s = sym.Lookup(reinterpret_cast<uint64_t>(c_abs));

@@ -1,6 +1,6 @@
 // The bucket table on its own: what a bucket is keyed by, and the token a
 // kept sample's free is counted through.
-#include "heap_profile.h"
+#include "heap_bucket_table.h"
 
 #include <gtest/gtest.h>
 

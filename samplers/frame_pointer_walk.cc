@@ -1,4 +1,4 @@
-#include "stack_walk.h"
+#include "frame_pointer_walk.h"
 
 #include <sys/uio.h>
 #include <ucontext.h>

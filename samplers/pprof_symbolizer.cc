@@ -1,4 +1,4 @@
-#include "symbolize.h"
+#include "pprof_symbolizer.h"
 
 #include <algorithm>
 #include <cstring>
@@ -8,7 +8,7 @@
 #include "maps_parser.h"
 #include "modules.h"
 #include "source_lines.h"
-#include "symbolizer.h"
+#include "symbol_tables.h"
 
 namespace libdump::samplers {
 

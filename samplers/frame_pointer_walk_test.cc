@@ -1,4 +1,4 @@
-#include "stack_walk.h"
+#include "frame_pointer_walk.h"
 
 #include <gtest/gtest.h>
 #include <sys/mman.h>

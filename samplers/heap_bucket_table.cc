@@ -1,4 +1,4 @@
-#include "heap_profile.h"
+#include "heap_bucket_table.h"
 
 #include <pthread.h>
 #include <sched.h>

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "hot_region.h"
-#include "stack_walk.h"
+#include "frame_pointer_walk.h"
 #include "table_memory.h"
 
 namespace libdump::samplers {

@@ -1,4 +1,4 @@
-#include "stack_unwind.h"
+#include "stopped_thread_unwind.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "alloc_stack.h"
+#include "allocation_stack_capture.h"
 
 #include <libunwind.h>
 
@@ -6,7 +6,7 @@
 
 #include "loader_gate.h"
 #include "dwarf_unwind.h"
-#include "stack_walk.h"
+#include "frame_pointer_walk.h"
 #include "unwind_table.h"
 
 extern "C" void* __libc_stack_end;  // glibc: the initial thread's stack top

@@ -1,4 +1,4 @@
-#include "symbolizer.h"
+#include "symbol_tables.h"
 
 #include <cxxabi.h>
 #include <elf.h>

@@ -1,10 +1,10 @@
-#include "alloc_stack.h"
+#include "allocation_stack_capture.h"
 
 #include <gtest/gtest.h>
 
 #include <thread>
 
-#include "stack_walk.h"
+#include "frame_pointer_walk.h"
 
 namespace libdump::samplers {
 namespace {
