@@ -7,7 +7,7 @@
 #include <string>
 
 #include "heap_graph.h"
-#include "input_file.h"
+#include "heap_file.h"
 
 namespace libdump::heapgraph {
 

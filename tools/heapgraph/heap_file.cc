@@ -1,4 +1,4 @@
-#include "input_file.h"
+#include "heap_file.h"
 
 #include <fcntl.h>
 #include <unistd.h>
