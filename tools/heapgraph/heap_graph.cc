@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "libdump/format/format_error.h"
+
 namespace libdump::heapgraph {
 
 // The number of objects whose id is at most `id` (binary search in id order).
@@ -85,7 +87,9 @@ void GraphBuilder::FinishObjects() {
     if (g_.ids[g_.ById(k)] == g_.ids[g_.ById(k - 1)]) {
       char b[32];
       snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(g_.ids[g_.ById(k)]));
-      throw std::runtime_error(std::string("two objects have the id ") + b);
+      // Bad input, told like the readers' errors: where the second one is.
+      const Index later = std::max(g_.ById(k), g_.ById(k - 1));
+      throw format::FormatError(g_.where[later], "object", std::string("two objects have the id ") + b);
     }
   }
   g_.out_begin.assign(n + 1, 0);
