@@ -52,25 +52,8 @@ std::string KnownHeap(Dialect d) {
   return e.bytes();
 }
 
-std::vector<Record> ReadAll(const std::string& bytes, Dialect* dialect = nullptr) {
-  std::istringstream in(bytes);
-  Reader reader(in);
-  if (dialect != nullptr) *dialect = reader.dialect();
-  std::vector<Record> out;
-  Record r;
-  while (reader.Next(r)) out.push_back(r);
-  return out;
-}
-
-std::string ParseError(const std::string& bytes, uint64_t* offset = nullptr) {
-  try {
-    ReadAll(bytes);
-  } catch (const FormatError& e) {
-    if (offset != nullptr) *offset = e.offset();
-    return e.what();
-  }
-  return "";
-}
+using testing::ParseError;
+using testing::ReadAll;
 
 TEST(GoDialects, KnownHeapDecodesAlikeInEveryDialect) {
   for (Dialect d : kAll) {

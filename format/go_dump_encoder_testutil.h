@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -124,5 +125,35 @@ class GoEncoder {
   Dialect d_;
   std::string out_;
 };
+
+// Every record of a dump in memory, through Reader; its dialect and the
+// objects' payloads when asked.
+inline std::vector<Record> ReadAll(const std::string& bytes, Dialect* dialect = nullptr,
+                                   std::vector<std::string>* payloads = nullptr) {
+  std::istringstream in(bytes);
+  Reader reader(in);
+  if (dialect != nullptr) *dialect = reader.dialect();
+  std::vector<Record> out;
+  Record r;
+  while (reader.Next(r)) {
+    if (r.kind == Kind::kObject && payloads != nullptr) {
+      const auto p = reader.Payload();
+      payloads->emplace_back(reinterpret_cast<const char*>(p.data()), p.size());
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
+// The FormatError's message (and offset) reading the dump gives, or "".
+inline std::string ParseError(const std::string& bytes, uint64_t* offset = nullptr) {
+  try {
+    ReadAll(bytes);
+  } catch (const FormatError& e) {
+    if (offset != nullptr) *offset = e.offset();
+    return e.what();
+  }
+  return "";
+}
 
 }  // namespace libdump::format::testing

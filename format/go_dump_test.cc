@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "go_dump_encoder_testutil.h"
 #include "libdump/format/reader.h"
 #include "libdump/format/uvarint.h"
 
@@ -67,36 +68,14 @@ std::string SampleDump() {
   return d;
 }
 
-std::vector<Record> ReadAll(const std::string& bytes, std::vector<std::string>* payloads = nullptr) {
-  std::istringstream in(bytes);
-  Reader reader(in);
-  std::vector<Record> out;
-  Record r;
-  while (reader.Next(r)) {
-    if (r.kind == Kind::kObject && payloads != nullptr) {
-      const auto p = reader.Payload();
-      payloads->emplace_back(reinterpret_cast<const char*>(p.data()), p.size());
-    }
-    out.push_back(r);
-  }
-  return out;
-}
-
-std::string ParseError(const std::string& bytes, uint64_t* offset = nullptr) {
-  try {
-    ReadAll(bytes);
-  } catch (const FormatError& e) {
-    if (offset != nullptr) *offset = e.offset();
-    return e.what();
-  }
-  return "";
-}
+using testing::ParseError;
+using testing::ReadAll;
 
 TEST(GoDump, MapsEveryGoRecordOntoTheModel) {
   std::vector<std::string> payloads;
   std::istringstream in(SampleDump());
   EXPECT_EQ(Reader(in).dialect(), Dialect::kGo17);
-  const std::vector<Record> rs = ReadAll(SampleDump(), &payloads);
+  const std::vector<Record> rs = ReadAll(SampleDump(), nullptr, &payloads);
   std::vector<Kind> kinds;
   for (const Record& r : rs) kinds.push_back(r.kind);
   const std::vector<Kind> want = {
