@@ -222,6 +222,12 @@ Input::~Input() {
 
 void Input::Start(const InputOptions& options) {
   buffer_size_ = std::max<size_t>(options.buffer_size, 64);
+  // No larger than a regular file (a small dump need not take a megabyte;
+  // compressed, its bytes refill this buffer as they are decoded).
+  if (const std::optional<uint64_t> size = raw_->Size(); size && *size < buffer_size_) {
+    buffer_size_ = std::max<size_t>(static_cast<size_t>(*size), 4096);
+    buffer_size_ = std::min(buffer_size_, std::max<size_t>(options.buffer_size, 64));
+  }
   buf_.reset(new uint8_t[buffer_size_]);
   begin_ = pos = end = buf_.get();
   page_ = static_cast<size_t>(::sysconf(_SC_PAGESIZE));

@@ -30,6 +30,8 @@ bool Converts(const uint8_t* data, size_t size) {
   libdump::dumptohprof::ConvertOptions options;
   options.threads = 1;
   options.max_segment = 1 << 16;
+  options.reader = libdump::fuzz::SmallReader();  // the reader validate reads with
+  options.writer_buffer = 4096;
   try {
     libdump::dumptohprof::Convert(libdump::fuzz::AsFile(data, size), out, options);
     return true;

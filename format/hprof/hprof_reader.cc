@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -67,7 +68,11 @@ class HprofReader::Impl {
       sized_ = true;
       size_ = static_cast<uint64_t>(st.st_size);
     }
-    buf_.resize(o_.buffer_size < 4096 ? 4096 : o_.buffer_size);
+    // No larger than the file: a small hprof (or the fuzzer's inputs) need
+    // not clear a megabyte. Fill grows it for a record that needs more.
+    size_t want = std::max<size_t>(o_.buffer_size, 4096);
+    if (sized_ && size_ < want) want = std::max<size_t>(static_cast<size_t>(size_), 4096);
+    buf_.resize(want);
     p_ = buf_.data();
   }
   Impl(std::span<const uint8_t> data, HprofReaderOptions o) : o_(o), mem_(true), sized_(true), size_(data.size()) {

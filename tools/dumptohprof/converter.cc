@@ -44,7 +44,8 @@ std::string Basename(const std::string& path) {
 // window costing more than the one copy out of the page cache.
 class Dump {
  public:
-  explicit Dump(const std::string& path) : reader_(format::Reader::Open(path)) {}
+  Dump(const std::string& path, const format::ReaderOptions& options)
+      : reader_(format::Reader::Open(path, options)) {}
   format::Reader& reader() { return *reader_; }
 
  private:
@@ -58,7 +59,7 @@ class Converter {
 
   ConvertStats Run() {
     {
-      Dump d(path_);
+      Dump d(path_, o_.reader);
       catalog_.Scan(d.reader(), [&](uint64_t off) { Progress(1, off); });
       stats_.dump_bytes = d.reader().offset();
       compressed_ = d.reader().compression() != format::Compression::kNone;
@@ -78,6 +79,7 @@ class Converter {
     hp::WriterOptions wo;
     wo.max_segment = o_.max_segment;
     wo.timestamp_ms = o_.timestamp_ms;
+    wo.buffer_size = o_.writer_buffer;
     writer_.emplace(out_, wo);
     ids_.emplace(catalog_.index().end() + 4096);
     strings_.emplace(*writer_, *ids_);
@@ -93,9 +95,9 @@ class Converter {
     if (const unsigned workers = Workers(); workers > 0) {
       std::optional<Dump> serial;  // opened when a serial chunk comes
       ParallelPass(
-          path_, catalog_.chunks(), plan_, workers, *writer_,
+          path_, o_.reader, catalog_.chunks(), plan_, workers, *writer_,
           [&](const Chunk& c) {
-            if (!serial) serial.emplace(path_);
+            if (!serial) serial.emplace(path_, o_.reader);
             format::Reader& reader = serial->reader();
             reader.Range(c.start, c.end);
             format::Record r;
@@ -103,7 +105,7 @@ class Converter {
           },
           [&](uint64_t off) { Progress(2, off); }, counts);
     } else {
-      Dump d(path_);
+      Dump d(path_, o_.reader);
       SecondPass(d.reader());
     }
     counts.Add(objects_->counts());

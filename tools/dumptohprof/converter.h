@@ -12,6 +12,7 @@
 #include <string>
 
 #include "libdump/format/hprof_writer.h"
+#include "libdump/format/reader.h"
 
 namespace libdump::dumptohprof {
 
@@ -25,6 +26,11 @@ struct ConvertOptions {
   unsigned threads = 0;
   // Bytes of dump per chunk of pass 2 (tests use small ones).
   uint64_t chunk_bytes = uint64_t{1} << 20;
+  // The dump readers' and the hprof writer's buffers. The fuzz harnesses use
+  // small ones: a 1 MiB buffer cleared for each of a million tiny inputs was
+  // most of a conversion's cost, and small buffers refill and drain more often.
+  format::ReaderOptions reader;
+  size_t writer_buffer = size_t{1} << 20;
   // Called now and then with the pass (1 or 2) and the decompressed offset.
   std::function<void(int pass, uint64_t offset)> progress;
 };

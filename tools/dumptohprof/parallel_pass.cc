@@ -25,8 +25,9 @@ struct Slot {
 
 class Pass {
  public:
-  Pass(const std::string& path, const std::vector<Chunk>& chunks, const HeapPlan& plan, unsigned workers)
-      : path_(path), chunks_(chunks), workers_(workers) {
+  Pass(const std::string& path, const format::ReaderOptions& reader, const std::vector<Chunk>& chunks,
+       const HeapPlan& plan, unsigned workers)
+      : path_(path), reader_options_(reader), chunks_(chunks), workers_(workers) {
     // Fragments start a little larger than a chunk: hprof records are a bit
     // longer than the dump's, and a buffer that need not grow is copied never.
     uint64_t largest = 0;
@@ -91,7 +92,7 @@ class Pass {
       }
       if (!chunks_[c].serial) {
         try {
-          if (!reader) reader = format::Reader::Open(path_);
+          if (!reader) reader = format::Reader::Open(path_, reader_options_);
           s.fragment.Clear();
           reader->Range(chunks_[c].start, chunks_[c].end);
           while (reader->Next(r)) s.objects.Convert(*reader, r);
@@ -110,6 +111,7 @@ class Pass {
   }
 
   const std::string& path_;
+  const format::ReaderOptions& reader_options_;
   const std::vector<Chunk>& chunks_;
   const unsigned workers_;
   std::vector<std::vector<std::unique_ptr<Slot>>> slots_;  // [worker][chunk / workers % kFragmentSlots]
@@ -121,10 +123,11 @@ class Pass {
 
 }  // namespace
 
-void ParallelPass(const std::string& dump_path, const std::vector<Chunk>& chunks, const HeapPlan& plan,
+void ParallelPass(const std::string& dump_path, const format::ReaderOptions& reader,
+                  const std::vector<Chunk>& chunks, const HeapPlan& plan,
                   unsigned workers, hp::Writer& file, const std::function<void(const Chunk&)>& serial,
                   const std::function<void(uint64_t offset)>& progress, ObjectCounts& counts) {
-  Pass pass(dump_path, chunks, plan, std::max(workers, 1u));
+  Pass pass(dump_path, reader, chunks, plan, std::max(workers, 1u));
   pass.Run(file, serial, progress, counts);
 }
 

@@ -16,6 +16,7 @@
 
 #include "chunk_plan.h"
 #include "libdump/format/hprof_writer.h"
+#include "libdump/format/reader.h"
 #include "object_writer.h"
 
 namespace libdump::dumptohprof {
@@ -24,7 +25,8 @@ inline constexpr size_t kFragmentSlots = 2;
 
 // Adds what the workers counted to `counts`. `progress` gets the offset after
 // each chunk written.
-void ParallelPass(const std::string& dump_path, const std::vector<Chunk>& chunks, const HeapPlan& plan,
+void ParallelPass(const std::string& dump_path, const format::ReaderOptions& reader,
+                  const std::vector<Chunk>& chunks, const HeapPlan& plan,
                   unsigned workers, format::hprof::Writer& file, const std::function<void(const Chunk&)>& serial,
                   const std::function<void(uint64_t offset)>& progress, ObjectCounts& counts);
 

@@ -72,7 +72,7 @@ TEST(ParallelPass, ChunksInDumpOrderSerialOnesThroughTheCaller) {
     std::vector<uint64_t> done, serial;
     ObjectCounts counts;
     ParallelPass(
-        d.path(), chunks, f.plan, workers, file, [&](const Chunk& c) { serial.push_back(c.start); },
+        d.path(), {}, chunks, f.plan, workers, file, [&](const Chunk& c) { serial.push_back(c.start); },
         [&](uint64_t end) { done.push_back(end); }, counts);
     EXPECT_EQ(serial, (std::vector<uint64_t>{chunks[4].start, chunks[7].start}));
     ASSERT_EQ(done.size(), chunks.size());
@@ -101,7 +101,7 @@ TEST(ParallelPass, TheFirstBadChunkInDumpOrderIsTheErrorThrown) {
     std::vector<uint64_t> done;
     try {
       ParallelPass(
-          d.path(), chunks, f.plan, workers, file, [](const Chunk&) {},
+          d.path(), {}, chunks, f.plan, workers, file, [](const Chunk&) {},
           [&](uint64_t end) { done.push_back(end); }, counts);
       FAIL() << "no error";
     } catch (const format::FormatError& e) {
