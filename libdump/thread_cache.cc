@@ -331,6 +331,7 @@ void DetachHeap(ThreadHeap* h) {
   AllocatorSection section;
   t_detached = true;
   FlushRemoteBatches(h->batches);
+  DrainLargeCache(h->large_cache);
   for (int c = 1; c < kNumClasses; ++c) {
     ClassCache& cc = h->cache[c];
     // The stacked slots were counted as frees when pushed; they are dropped

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "config.h"
+#include "large_cache.h"
 #include "recent_frees.h"
 #include "remote_batch.h"
 #include "span_remote.h"
@@ -80,6 +81,8 @@ struct ThreadHeap {
   std::atomic<uint64_t> large_frees{0};
   std::atomic<uint64_t> large_bytes_allocated{0};
   std::atomic<uint64_t> large_bytes_freed{0};
+  // Freed large spans of up to 64 KiB, for this thread's next large mallocs.
+  LargeCache large_cache;
   ThreadHeap* next_all = nullptr;   // registry of every heap ever made
   ThreadHeap* next_free = nullptr;  // pool of heaps without a thread
   // Each class's stack of recent frees (recent_frees.h): 20.5 KiB, apart
