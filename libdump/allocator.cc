@@ -365,6 +365,10 @@ void FreeOwnedSlow(ThreadHeap* h, Span* s, void* ptr) {
   // would otherwise miss on: an index past nslots has no live bit, and is
   // told apart below only to name the error.
   if (i >= kMaxSlotsPerSpan || s->SlotAddress(i) != p) Fatal("free of a pointer inside an object", ptr);
+  // Remote frees pending: folded in now, so that the next local frees into
+  // the span stay on the fast path; a slot among them is no longer live
+  // below, and its free is reported as the double free it is.
+  if (s->remote_pending.load(std::memory_order_relaxed) != 0) CollectOwnRemote(h, s);
   // The key: most likely a slot already on this thread's stack, the only
   // stack that can hold a slot of h's span. If not, the object held it: it
   // is cleared, so that no slot outside a stack holds the key and a remote

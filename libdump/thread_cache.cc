@@ -175,6 +175,14 @@ void CollectRemote(Span* s, bool force) {
   }
 }
 
+void CollectOwnRemote(ThreadHeap* h, Span* s) {
+  CollectRemote(s);
+  if (s->list == SpanList::kFull && s->used <= s->slow_at) {
+    h->full[s->size_class].Remove(s);
+    PushPartial(h, s);
+  }
+}
+
 bool Refill(ThreadHeap* h, int c) {
   ClassCache& cc = h->cache[c];
   if (Span* s = cc.span) {

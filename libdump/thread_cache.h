@@ -124,6 +124,10 @@ void RemoteFree(ThreadHeap* h, Span* s, uint32_t index);
 // Frees ptr, in small span s that h (not null) does not own; h takes s over
 // if it is an orphan of a class h allocates (see FreeNotOwned).
 void FreeNotOwned(ThreadHeap* h, Span* s, void* ptr);
+// Folds the remote frees pending in h's span s into its live bits, and
+// moves it off the full list if that freed enough of it. For a local free
+// into s, whose slot keeps s from emptying.
+void CollectOwnRemote(ThreadHeap* h, Span* s);
 // Lists a span h has just taken over where its standing puts it.
 void File(ThreadHeap* h, Span* s);
 

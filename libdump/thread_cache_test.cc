@@ -304,6 +304,31 @@ TEST(ThreadCache, ThreadExitGivesBackTheSlotsOnItsStacks) {
   }
 }
 
+// The owner's first free into a span with remote frees pending folds them
+// into the live bits, so that its later frees into the span never read the
+// remote words other threads write (the free fast path does not).
+TEST(ThreadCache, ALocalFreeFoldsInTheSpansPendingRemoteFrees) {
+  void* a = Allocate(48);
+  void* b = Allocate(48);
+  void* c = Allocate(48);
+  const internal::Span* s = internal::g_page_map.Get(reinterpret_cast<uintptr_t>(a));
+  ASSERT_EQ(s, internal::g_page_map.Get(reinterpret_cast<uintptr_t>(b)));
+  std::thread([a] { Free(a); }).join();  // published at the thread's exit
+  const uint32_t ia = s->SlotIndex(reinterpret_cast<uintptr_t>(a));
+  const uint64_t ma = uint64_t{1} << (ia & 63);
+  ASSERT_NE(s->remote_pending.load(), 0u);
+  ASSERT_NE(s->remote[ia >> 6].load() & ma, 0u);
+  Free(b);
+  EXPECT_EQ(s->remote_pending.load(), 0u);
+  EXPECT_EQ(s->remote[ia >> 6].load() & ma, 0u);
+  EXPECT_EQ(s->bits[ia >> 6].live.load() & ma, 0u);
+  ObjectInfo info;
+  EXPECT_FALSE(FindObject(a, &info));
+  EXPECT_FALSE(FindObject(b, &info));
+  EXPECT_TRUE(FindObject(c, &info));
+  Free(c);
+}
+
 using ThreadCacheDeathTest = ::testing::Test;
 
 TEST(ThreadCacheDeathTest, DoubleFreeEndsTheProcessNamingTheAddress) {
