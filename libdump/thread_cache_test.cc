@@ -280,6 +280,21 @@ TEST(ThreadCache, AnObjectHoldingTheKeyLeavesItWhenTheStackIsFull) {
   EXPECT_NE(*static_cast<uint64_t*>(p), internal::g_stacked_key);
 }
 
+// Freed by another thread, an object holding the key is a free like any
+// other: the owner, folding the free in, finds the slot on no stack and
+// clears the key (before, the freeing thread took the key for a stacked
+// slot and ended the process).
+TEST(ThreadCache, AnObjectHoldingTheKeyIsFreedByAnotherThreadLikeAnyOther) {
+  void* p = Allocate(48);
+  void* keep = Allocate(48);  // the owner's next free into the span folds p's free in
+  *static_cast<uint64_t*>(p) = internal::g_stacked_key;
+  std::thread([p] { Free(p); }).join();
+  Free(keep);
+  ObjectInfo o;
+  EXPECT_FALSE(FindObject(p, &o));
+  EXPECT_NE(*static_cast<uint64_t*>(p), internal::g_stacked_key);
+}
+
 // Stacked slots stay reserved in their span's `used`; a thread's exit must
 // give them back, or a span whose objects were all freed stays in use. The
 // span is checked itself, not the count of spans: the thread may adopt an
