@@ -26,7 +26,7 @@ extern "C" bool libdump_preinit_pointer(const void* p, size_t* readable) __attri
 
 namespace libdump::internal {
 
-thread_local int t_allocator_depth __attribute__((tls_model("initial-exec"))) = 0;
+constinit thread_local int t_allocator_depth __attribute__((tls_model("initial-exec"))) = 0;
 std::atomic<void (*)()> g_section_exit_hook{nullptr};
 
 namespace {
