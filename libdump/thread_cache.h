@@ -81,8 +81,6 @@ struct ThreadHeap {
   std::atomic<uint64_t> large_frees{0};
   std::atomic<uint64_t> large_bytes_allocated{0};
   std::atomic<uint64_t> large_bytes_freed{0};
-  // Freed large spans of up to 64 KiB, for this thread's next large mallocs.
-  LargeCache large_cache;
   ThreadHeap* next_all = nullptr;   // registry of every heap ever made
   ThreadHeap* next_free = nullptr;  // pool of heaps without a thread
   // Each class's stack of recent frees (recent_frees.h): 20.5 KiB, apart
@@ -91,6 +89,11 @@ struct ThreadHeap {
   // class frees. A thread that uses a few classes keeps a few pages; in the
   // ClassCaches, each row would put a page under every eight classes.
   RecentRow recent[kNumClasses];
+  // Freed large spans of up to 64 KiB, for this thread's next large mallocs.
+  // Last, so that the fields above keep the offsets the fast paths were
+  // measured with (placed before `recent`, it cost churn 3 % more L1 write
+  // misses).
+  LargeCache large_cache;
 };
 
 // This thread's heap, or null before its first allocation and after exit.
