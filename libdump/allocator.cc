@@ -26,7 +26,7 @@ extern "C" bool libdump_preinit_pointer(const void* p, size_t* readable) __attri
 
 namespace libdump::internal {
 
-thread_local int t_allocator_depth __attribute__((tls_model("initial-exec"))) = 0;
+constinit thread_local int t_allocator_depth __attribute__((tls_model("initial-exec"))) = 0;
 std::atomic<void (*)()> g_section_exit_hook{nullptr};
 
 namespace {
@@ -162,8 +162,18 @@ void* AllocateLarge(ThreadHeap* h, size_t size, size_t align) {
   }
   const size_t npages = (size + kPageSize - 1) >> kPageShift;
   const size_t align_pages = align > kPageSize ? align >> kPageShift : 1;
-  Span* s;
-  {
+  Span* s = align_pages == 1 ? TakeCachedLarge(h->large_cache, npages) : nullptr;
+  if (s != nullptr) {
+    // Out of the thread's cache (large_cache.h): its annotations were the
+    // previous object's, and its pages are not zero.
+    s->large_type_id.store(0, std::memory_order_relaxed);
+    s->large_count.store(0, std::memory_order_relaxed);
+    s->large_sampled.store(false, std::memory_order_relaxed);
+    s->sample_slot.store(0, std::memory_order_relaxed);
+    s->zeroed = false;
+    // From here the walk reports the object.
+    s->large_free.store(false, std::memory_order_release);
+  } else {
     AllocatorSection section;
     LockGuard g(g_page_heap.mutex());
     s = g_page_heap.AllocAligned(npages, align_pages);
@@ -174,6 +184,7 @@ void* AllocateLarge(ThreadHeap* h, size_t size, size_t align) {
       s->large_count.store(0, std::memory_order_relaxed);
       s->large_sampled.store(false, std::memory_order_relaxed);
       s->sample_slot.store(0, std::memory_order_relaxed);
+      s->large_free.store(false, std::memory_order_relaxed);
       s->state = SpanState::kLarge;
     }
   }
@@ -195,8 +206,14 @@ void* AllocateLarge(ThreadHeap* h, size_t size, size_t align) {
 
 void FreeLarge(ThreadHeap* h, Span* s, void* p) {
   const uint64_t bytes = uint64_t{s->npages} << kPageShift;
+  // From here the walk skips the object. The exchange also catches a second
+  // free of an object in a thread's cache of large spans, or racing this one.
+  if (s->large_free.exchange(true, std::memory_order_acq_rel)) Fatal("double free", p);
   if (s->large_sampled.load(std::memory_order_relaxed)) NotifySampledFree(s, 1, p, bytes);
-  {
+  if (h != nullptr && PutCachedLarge(h->large_cache, s)) {
+    // Kept whole for this thread's next large malloc of its size, off the
+    // page heap's lock (large_cache.h).
+  } else {
     AllocatorSection section;
     LockGuard g(g_page_heap.mutex());
     // Re-checked under the lock: two racing frees of one object.
@@ -348,6 +365,10 @@ void FreeOwnedSlow(ThreadHeap* h, Span* s, void* ptr) {
   // would otherwise miss on: an index past nslots has no live bit, and is
   // told apart below only to name the error.
   if (i >= kMaxSlotsPerSpan || s->SlotAddress(i) != p) Fatal("free of a pointer inside an object", ptr);
+  // Remote frees pending: folded in now, so that the next local frees into
+  // the span stay on the fast path; a slot among them is no longer live
+  // below, and its free is reported as the double free it is.
+  if (s->remote_pending.load(std::memory_order_relaxed) != 0) CollectOwnRemote(h, s);
   // The key: most likely a slot already on this thread's stack, the only
   // stack that can hold a slot of h's span. If not, the object held it: it
   // is cleared, so that no slot outside a stack holds the key and a remote

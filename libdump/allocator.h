@@ -101,17 +101,17 @@ __attribute__((always_inline)) inline void FreeFast(void* ptr) {
     const uint64_t m = uint64_t{1} << (i & 63);
     std::atomic<uint64_t>& w = s->bits[i >> 6].live;
     // Misuse checks cost a multiply and loads from lines the free reads
-    // anyway: an interior pointer, a slot not live, or one already freed
-    // remotely all go to the slow path, which reports them. So do frees of
-    // annotated slots, whose type or sample record must be cleared. The
-    // remote word, on its own line, is read only while remote frees are
-    // pending (Span::remote_pending).
-    uint64_t busy = s->bits[i >> 6].annotated.load(std::memory_order_relaxed);
-    if (LIBDUMP_UNLIKELY(s->remote_pending.load(std::memory_order_relaxed) != 0)) {
-      busy |= s->remote[i >> 6].load(std::memory_order_relaxed);
-    }
+    // anyway: an interior pointer or a slot not live go to the slow path,
+    // which reports them. So do frees of annotated slots, whose type or
+    // sample record must be cleared, and frees into a span with remote frees
+    // pending (Span::remote_pending): the slow path folds those in first
+    // (CollectOwnRemote), which also tells a slot freed remotely already, so
+    // that this path never reads the remote words, on a line other threads
+    // write.
+    const uint64_t busy = s->bits[i >> 6].annotated.load(std::memory_order_relaxed);
+    const uint32_t pending = s->remote_pending.load(std::memory_order_relaxed);
     const uint64_t v = w.load(std::memory_order_relaxed);
-    if (LIBDUMP_LIKELY(s->SlotAddress(i) == p && (v & m) != 0 && (busy & m) == 0)) {
+    if (LIBDUMP_LIKELY(s->SlotAddress(i) == p && (v & m) != 0 && ((busy & m) | pending) == 0)) {
       // A live bit is also set for a slot already on the stack: its key sends
       // a second free to the slow path, which searches the stack. The read
       // fetches the line that the next malloc's caller writes.

@@ -11,6 +11,7 @@
 #include "env_var.h"
 #include "lock.h"
 #include "page_heap.h"
+#include "thread_cache.h"
 
 namespace libdump::internal {
 
@@ -66,6 +67,9 @@ __attribute__((constructor)) void FromEnvironment() {
 
 uint64_t ReleaseFreeMemoryDownTo(uint64_t keep) {
   AllocatorSection section;
+  // The caller's own cache of freed large spans: other threads' caches are
+  // theirs to touch (large_cache.h), and hold at most kLargeCacheBytes each.
+  if (ThreadHeap* h = t_heap) DrainLargeCache(h->large_cache);
   LockGuard g(g_page_heap.mutex());
   return g_page_heap.ReleaseDownTo(keep);
 }

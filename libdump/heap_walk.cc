@@ -78,7 +78,7 @@ void Walk(const StackedSlots& stacked, ObjectVisitor visit, void* context) {
     for (uintptr_t page = arena.start; page < arena.end;) {
       const Span* s = WalkStep(page);
       if (s->state == SpanState::kLarge) {
-        visit(Describe(s, 0), context);
+        if (!s->large_free.load(std::memory_order_acquire)) visit(Describe(s, 0), context);
       } else if (s->state == SpanState::kSmall) {
         // Frees other threads have batched but not published are frees, and
         // so are the slots on the owner's stack of recent frees.
@@ -117,6 +117,7 @@ bool FindObject(const StackedSlots& stacked, const void* addr, ObjectInfo* out) 
   const Span* s = g_page_map.Get(p);
   if (s == nullptr) return false;
   if (s->state == SpanState::kLarge) {
+    if (s->large_free.load(std::memory_order_acquire)) return false;
     *out = Describe(s, 0);
     return true;
   }

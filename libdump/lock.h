@@ -65,7 +65,7 @@ class LockGuard {
 
 // Depth of allocator critical sections on this thread. Read by signal
 // handlers on the same thread, hence the signal fences around its updates.
-extern thread_local int t_allocator_depth;
+extern constinit thread_local int t_allocator_depth __attribute__((tls_model("initial-exec")));
 // Called when the outermost section ends (the stop-the-world code parks the
 // thread there if a stop arrived inside the section).
 extern std::atomic<void (*)()> g_section_exit_hook;

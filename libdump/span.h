@@ -103,6 +103,9 @@ struct alignas(64) Span {
   std::atomic<uint32_t> large_type_id{0};
   std::atomic<uint32_t> large_count{0};
   std::atomic<bool> large_sampled{false};
+  // A large span whose object was freed into a thread's cache of large spans
+  // (large_cache.h): it holds no object, and the page heap does not have it.
+  std::atomic<bool> large_free{false};
   Span* prev = nullptr;
   Span* next = nullptr;
   // Written by other threads: on their own cache line, away from the

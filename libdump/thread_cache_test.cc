@@ -280,6 +280,21 @@ TEST(ThreadCache, AnObjectHoldingTheKeyLeavesItWhenTheStackIsFull) {
   EXPECT_NE(*static_cast<uint64_t*>(p), internal::g_stacked_key);
 }
 
+// Freed by another thread, an object holding the key is a free like any
+// other: the owner, folding the free in, finds the slot on no stack and
+// clears the key (before, the freeing thread took the key for a stacked
+// slot and ended the process).
+TEST(ThreadCache, AnObjectHoldingTheKeyIsFreedByAnotherThreadLikeAnyOther) {
+  void* p = Allocate(48);
+  void* keep = Allocate(48);  // the owner's next free into the span folds p's free in
+  *static_cast<uint64_t*>(p) = internal::g_stacked_key;
+  std::thread([p] { Free(p); }).join();
+  Free(keep);
+  ObjectInfo o;
+  EXPECT_FALSE(FindObject(p, &o));
+  EXPECT_NE(*static_cast<uint64_t*>(p), internal::g_stacked_key);
+}
+
 // Stacked slots stay reserved in their span's `used`; a thread's exit must
 // give them back, or a span whose objects were all freed stays in use. The
 // span is checked itself, not the count of spans: the thread may adopt an
@@ -302,6 +317,31 @@ TEST(ThreadCache, ThreadExitGivesBackTheSlotsOnItsStacks) {
     EXPECT_EQ(s->owner.load(), nullptr);
     EXPECT_EQ(s->used, live);
   }
+}
+
+// The owner's first free into a span with remote frees pending folds them
+// into the live bits, so that its later frees into the span never read the
+// remote words other threads write (the free fast path does not).
+TEST(ThreadCache, ALocalFreeFoldsInTheSpansPendingRemoteFrees) {
+  void* a = Allocate(48);
+  void* b = Allocate(48);
+  void* c = Allocate(48);
+  const internal::Span* s = internal::g_page_map.Get(reinterpret_cast<uintptr_t>(a));
+  ASSERT_EQ(s, internal::g_page_map.Get(reinterpret_cast<uintptr_t>(b)));
+  std::thread([a] { Free(a); }).join();  // published at the thread's exit
+  const uint32_t ia = s->SlotIndex(reinterpret_cast<uintptr_t>(a));
+  const uint64_t ma = uint64_t{1} << (ia & 63);
+  ASSERT_NE(s->remote_pending.load(), 0u);
+  ASSERT_NE(s->remote[ia >> 6].load() & ma, 0u);
+  Free(b);
+  EXPECT_EQ(s->remote_pending.load(), 0u);
+  EXPECT_EQ(s->remote[ia >> 6].load() & ma, 0u);
+  EXPECT_EQ(s->bits[ia >> 6].live.load() & ma, 0u);
+  ObjectInfo info;
+  EXPECT_FALSE(FindObject(a, &info));
+  EXPECT_FALSE(FindObject(b, &info));
+  EXPECT_TRUE(FindObject(c, &info));
+  Free(c);
 }
 
 using ThreadCacheDeathTest = ::testing::Test;
