@@ -367,6 +367,7 @@ void GoDecoder::DecodeOne() {
     case kGoItab: {
       rec_.kind = Kind::kItab;
       rec_.itab.addr = U("addr");
+      rec_.itab.type = 0;
       if (dialect_ == Dialect::kGo13) {
         // go1.3 says directly whether the interface's data word is a pointer
         // (small scalars were stored in the word itself).
@@ -376,6 +377,7 @@ void GoDecoder::DecodeOne() {
         return;
       }
       const uint64_t type = U("type");
+      rec_.itab.type = type;
       // The model's itab says whether an interface's data word is a pointer.
       // Up to go1.6 the type is that of the data word, always a pointer
       // type; from go1.7 it is the stored type, whose record precedes the

@@ -179,6 +179,10 @@ struct FinalizerRecord {
 struct ItabRecord {
   uint64_t addr = 0;
   uint64_t ptr = 0;  // 1: the data word of an interface with this itab is a pointer
+  // Go dumps from go1.4 on: the address of the itab's type (go1.7: the type
+  // stored in the interface), whose runtime descriptor a Go program's DWARF
+  // names (dumptohprof --binary); 0 otherwise. Not on libdump's wire (Layout below).
+  uint64_t type = 0;
   bool operator==(const ItabRecord&) const = default;
 };
 
