@@ -200,6 +200,19 @@ class TypeLoader {
   std::vector<std::pair<Dwarf_Off, uint32_t>> pending_;
 };
 
+// A variable at a fixed address: its location is DW_OP_addr alone. Go
+// writes it as a block (DWARF 4's DW_FORM_block1), read here directly.
+bool StaticAddress(Dwarf_Die* die, unsigned ptr, bool big, uint64_t* out) {
+  Dwarf_Attribute a;
+  Dwarf_Block b;
+  if (dwarf_attr(die, DW_AT_location, &a) == nullptr || dwarf_formblock(&a, &b) != 0) return false;
+  if (b.length != 1 + ptr || b.data[0] != DW_OP_addr) return false;
+  uint64_t v = 0;
+  for (unsigned i = 0; i < ptr; ++i) v = v << 8 | b.data[1 + (big ? i : ptr - 1 - i)];
+  *out = v;
+  return true;
+}
+
 // runtime.types (the base of DW_AT_go_runtime_type) and every function's entry.
 uint64_t ReadSymbols(Elf* elf, GoProgram& p) {
   uint64_t types_base = 0;
@@ -231,6 +244,8 @@ GoProgram LoadGoProgram(const std::string& path) {
   ElfHandle elf{elf_begin(fd.fd, ELF_C_READ_MMAP, nullptr)};
   if (elf.elf == nullptr || elf_kind(elf.elf) != ELF_K_ELF) throw LoadError("not an ELF file");
   const unsigned ptr = gelf_getclass(elf.elf) == ELFCLASS32 ? 4 : 8;
+  GElf_Ehdr eh;
+  const bool big = gelf_getehdr(elf.elf, &eh) != nullptr && eh.e_ident[EI_DATA] == ELFDATA2MSB;
   DwarfHandle dw{dwarf_begin_elf(elf.elf, DWARF_C_READ, nullptr)};
   if (dw.dw == nullptr) {
     throw LoadError("has no DWARF debug information (built with -ldflags=-w, or stripped?): " +
@@ -249,13 +264,10 @@ GoProgram LoadGoProgram(const std::string& path) {
       do {
         const int tag = dwarf_tag(&d);
         if (tag == DW_TAG_variable) {
-          Dwarf_Attribute a;
-          Dwarf_Op* ops = nullptr;
-          size_t nops = 0;
-          if (dwarf_attr(&d, DW_AT_location, &a) != nullptr && dwarf_getlocation(&a, &ops, &nops) == 0 &&
-              nops == 1 && ops[0].atom == DW_OP_addr) {
+          uint64_t addr = 0;
+          if (StaticAddress(&d, ptr, big, &addr)) {
             const uint32_t t = loader.Ref(&d, DW_AT_type);
-            if (t != kNoType) p.AddGlobal({Name(&d), ops[0].number, t});
+            if (t != kNoType) p.AddGlobal({Name(&d), addr, t});
           }
           continue;
         }

@@ -61,6 +61,9 @@ uint32_t GoProgram::RuntimeType(uint64_t addr) const {
 
 uint64_t GoProgram::FunctionEntry(const std::string& name) const {
   auto it = functions_.find(name);
+  // Assembly functions carry their ABI in the symbol table, not in the
+  // runtime's function table (runtime.systemstack_switch.abi0).
+  if (it == functions_.end()) it = functions_.find(name + ".abi0");
   return it == functions_.end() ? 0 : it->second;
 }
 
