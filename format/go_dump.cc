@@ -204,7 +204,7 @@ bool GoDecoder::Next(Record& r) {
       if (x.kind == Kind::kStackRoot) {
         r.stack_root = {x.addr, x.ptr, x.frame};
       } else {
-        r.data_root = {x.addr, x.ptr};
+        r.data_root = {x.addr, x.ptr, x.before};
       }
       return true;
     }
@@ -533,7 +533,9 @@ void GoDecoder::Roots(Kind kind, uint64_t base, uint64_t frame, uint64_t at, std
       }
       off += ptr_size_;
     }
-    if (const uint64_t p = Word(scratch_, off); p != 0) out.push_back({kind, base + off, p, frame, at});
+    if (const uint64_t p = Word(scratch_, off); p != 0) {
+      out.push_back({kind, base + off, p, frame, at, off >= ptr_size_ ? Word(scratch_, off - ptr_size_) : 0});
+    }
   }
 }
 

@@ -200,9 +200,11 @@ TEST(GoDialects, Go13TypedObjectsAndFieldKinds) {
   // Strings and slices point through their first word; the scalar
   // interface words (itab 0x600, type int) are no roots.
   EXPECT_EQ(rs[11].data_root, (DataRootRecord{0x7000, 0x1000}));
-  EXPECT_EQ(rs[12].data_root, (DataRootRecord{0x7010, 0x1100}));
-  EXPECT_EQ(rs[13].data_root, (DataRootRecord{0x7040, 0x1200}));
-  EXPECT_EQ(rs[14].data_root, (DataRootRecord{0x7060, 0x1000}));
+  // Each root keeps the word before it: the string's length (3), the iface's
+  // itab (0x610), the eface's type (0x500).
+  EXPECT_EQ(rs[12].data_root, (DataRootRecord{0x7010, 0x1100, 3}));
+  EXPECT_EQ(rs[13].data_root, (DataRootRecord{0x7040, 0x1200, 0x610}));
+  EXPECT_EQ(rs[14].data_root, (DataRootRecord{0x7060, 0x1000, 0x500}));
 }
 
 TEST(GoDialects, Go13TypesSaidTwiceAreDefinedOnce) {

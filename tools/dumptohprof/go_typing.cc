@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <unordered_map>
 
 #include "libdump/format/reader.h"
@@ -205,6 +206,7 @@ class Typer {
       return;
     }
     if (type_size == 0 || type_size > object_size || !Fits(layout, typing, object_size)) {
+      if (getenv("GT_DEBUG")) { fprintf(stderr, "mismatch %s%s tsize %llu osize %llu layout", program_.type(type).name.c_str(), elements?"[]":"", (unsigned long long)type_size, (unsigned long long)object_size); for (auto o : layouts_[layout]) fprintf(stderr, " %llu", (unsigned long long)o); fprintf(stderr, " | type:"); for (auto o : Words(type).offsets) fprintf(stderr, " %llu", (unsigned long long)o); fprintf(stderr, "\n"); }
       ++out_.stats.mismatched;
       return;
     }

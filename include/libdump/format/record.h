@@ -109,6 +109,11 @@ struct StackRootRecord {
 struct DataRootRecord {
   uint64_t addr = 0;
   uint64_t ptr = 0;
+  // Go dumps: the word before addr in its segment. Go's bitmaps do not mark
+  // an interface's itab or type word, so this is how dumptohprof --binary
+  // learns the type behind an interface's data word. Not on libdump's wire
+  // (Layout below).
+  uint64_t before = 0;
   bool operator==(const DataRootRecord&) const = default;
 };
 
