@@ -50,6 +50,7 @@ class AddressIndex {
   static constexpr size_t kNone = SIZE_MAX;
   size_t PositionOf(uint64_t p) const;
   uint64_t SizeAt(size_t position) const { return SizeOf(entries_[position]); }
+  uint64_t StartAt(size_t position) const { return entries_[position].addr; }
 
   size_t size() const { return n_; }
   // One past the highest byte of any object (0 when empty).

@@ -1,8 +1,8 @@
 #include "go_typing.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <cstdlib>
 #include <unordered_map>
 
 #include "libdump/format/reader.h"
@@ -57,10 +57,7 @@ class Typer {
     while (reader.Next(r)) {
       switch (r.kind) {
         case format::Kind::kObject: Object(reader, r.object); break;
-        case format::Kind::kDataRoot:
-          root_list_.emplace_back(r.data_root.addr, r.data_root.ptr);
-          roots_.emplace(r.data_root.addr, r.data_root.ptr);
-          break;
+        case format::Kind::kDataRoot: roots_.push_back(r.data_root); break;
         case format::Kind::kItab:
           if (r.itab.type != 0) itab_type_.try_emplace(r.itab.addr, r.itab.type);
           break;
@@ -70,12 +67,11 @@ class Typer {
   }
 
   void Propagate() {
-    for (const auto& [addr, ptr] : root_list_) {  // in dump order: the first type to reach an object keeps it
-      const godwarf::GoGlobal* g = program_.GlobalAt(addr);
+    for (const format::DataRootRecord& r : roots_) {  // in dump order: the first type to reach an object keeps it
+      const godwarf::GoGlobal* g = program_.GlobalAt(r.addr);
       if (g == nullptr) continue;
       ++out_.stats.roots_in_globals;
-      const auto prev = roots_.find(addr - ptr_);
-      Apply(program_.TargetAt(g->type, addr - g->addr), ptr, prev == roots_.end() ? 0 : prev->second);
+      Apply(program_.TargetAt(g->type, r.addr - g->addr), r.ptr, r.before);
     }
     for (size_t next = 0; next < queue_.size(); ++next) Follow(queue_[next]);
   }
@@ -133,8 +129,17 @@ class Typer {
     start_[pos] = static_cast<uint32_t>(words_.size());
     if (layouts_[l].empty()) return;
     const std::span<const uint8_t> payload = reader.Payload(kMaxObject);
-    for (uint64_t off : layouts_[l]) {
-      words_.push_back(off <= payload.size() && payload.size() - off >= ptr_ ? Word(payload.data() + off) : 0);
+    const std::vector<uint64_t>& offs = layouts_[l];
+    auto word = [&](uint64_t off) {
+      return off <= payload.size() && payload.size() - off >= ptr_ ? Word(payload.data() + off) : 0;
+    };
+    for (size_t i = 0; i < offs.size(); ++i) {
+      words_.push_back(word(offs[i]));
+      if (offs[i] < ptr_ || (i > 0 && offs[i - 1] == offs[i] - ptr_)) continue;
+      const uint64_t before = word(offs[i] - ptr_);
+      if (before != 0 && (itab_type_.contains(before) || program_.RuntimeType(before) != kNoType)) {
+        before_.emplace(o.addr + offs[i], before);
+      }
     }
   }
 
@@ -160,27 +165,23 @@ class Typer {
     return it->second;
   }
 
-  // Whether the dump's pointer words of an object are those of the typing:
-  // the type's exactly, or the element's repeated for the first k elements
-  // (Go marks no pointers past a slice's length in its size class).
+  // Whether the dump's pointer words of an object are pointer words of the
+  // typing: of the type, or of the element repeated (no further than the
+  // object). A subset, not equality: Go's bitmaps leave out pointers to
+  // memory outside the heap (pointers to go:notinheap types such as
+  // runtime.mspan, which DWARF does not mark), and past a slice's length.
   bool Fits(uint32_t layout, uint32_t typing, uint64_t object_size) {
     const uint64_t key = uint64_t{layout} << 32 | typing;
     if (auto it = fits_.find(key); it != fits_.end()) return it->second;
     const GoTyping& t = out_.typings[typing];
     const TypeWords& w = Words(t.type);
-    const std::vector<uint64_t>& l = layouts_[layout];
-    bool ok = w.ok;
-    if (ok && !t.elements) {
-      ok = l == w.offsets;
-    } else if (ok) {
-      const uint64_t size = program_.type(t.type).size;
-      const size_t p = w.offsets.size();
-      if (p == 0) {
-        ok = l.empty();
-      } else if (l.size() % p != 0 || l.size() / p > object_size / size) {
+    const uint64_t size = program_.type(t.type).size;
+    bool ok = true;
+    for (uint64_t off : layouts_[layout]) {
+      if (!w.ok || (!t.elements && off >= size) || (t.elements && off / size >= object_size / size) ||
+          !std::binary_search(w.offsets.begin(), w.offsets.end(), t.elements ? off % size : off)) {
         ok = false;
-      } else {
-        for (size_t i = 0; i < l.size() && ok; ++i) ok = l[i] == (i / p) * size + w.offsets[i % p];
+        break;
       }
     }
     fits_.emplace(key, ok);
@@ -198,15 +199,21 @@ class Typer {
     if (layout == kNoLayout) return;
     const uint64_t type_size = program_.type(type).size;
     const uint64_t object_size = index_.SizeAt(pos);
-    const uint32_t typing = Intern({type, elements});
+    uint32_t typing = Intern({type, elements});
     uint32_t& cur = out_.of_object[pos];
     if (cur == typing) return;
     if (cur != 0) {
       ++out_.stats.conflicts;
       return;
     }
-    if (type_size == 0 || type_size > object_size || !Fits(layout, typing, object_size)) {
-      if (getenv("GT_DEBUG")) { fprintf(stderr, "mismatch %s%s tsize %llu osize %llu layout", program_.type(type).name.c_str(), elements?"[]":"", (unsigned long long)type_size, (unsigned long long)object_size); for (auto o : layouts_[layout]) fprintf(stderr, " %llu", (unsigned long long)o); fprintf(stderr, " | type:"); for (auto o : Words(type).offsets) fprintf(stderr, " %llu", (unsigned long long)o); fprintf(stderr, "\n"); }
+    bool fits = type_size != 0 && type_size <= object_size && Fits(layout, typing, object_size);
+    if (!fits && !elements && type_size != 0 && type_size <= object_size) {
+      // A *T may point at the first of an array of T (runtime.allgptr, a
+      // map's buckets): the layout says so.
+      typing = Intern({type, true});
+      fits = Fits(layout, typing, object_size);
+    }
+    if (!fits) {
       ++out_.stats.mismatched;
       return;
     }
@@ -250,15 +257,21 @@ class Typer {
 
   void Follow(size_t pos) {
     const GoTyping t = out_.typings[out_.of_object[pos]];
+    const uint64_t addr = index_.StartAt(pos);
     const std::vector<uint64_t>& offs = layouts_[layout_of_[pos]];
     const uint64_t* words = words_.data() + start_[pos];
-    const std::vector<WordTarget>& targets = Words(t.type).targets;  // Fits checked it is ok
-    const size_t p = targets.size();
-    for (size_t i = 0; i < offs.size() && p != 0; ++i) {
-      const WordTarget& tg = targets[i % p];
+    const TypeWords& w = Words(t.type);  // Fits found each of offs in it
+    const uint64_t size = program_.type(t.type).size;
+    for (size_t i = 0; i < offs.size(); ++i) {
+      const uint64_t rel = t.elements ? offs[i] % size : offs[i];
+      const size_t k = std::lower_bound(w.offsets.begin(), w.offsets.end(), rel) - w.offsets.begin();
+      const WordTarget& tg = w.targets[k];
       if (tg.what == WordTarget::kNothing) continue;
-      const uint64_t prev = i > 0 && offs[i - 1] + ptr_ == offs[i] ? words[i - 1] : 0;
-      Apply(tg, words[i], prev);
+      uint64_t before = 0;
+      if (tg.what == WordTarget::kIfaceData || tg.what == WordTarget::kEfaceData) {
+        if (auto it = before_.find(addr + offs[i]); it != before_.end()) before = it->second;
+      }
+      Apply(tg, words[i], before);
     }
   }
 
@@ -274,8 +287,11 @@ class Typer {
   std::vector<uint64_t> words_;
   std::vector<std::vector<uint64_t>> layouts_;
   std::unordered_map<uint64_t, uint32_t> layout_ids_;  // dump type -> layout
-  std::vector<std::pair<uint64_t, uint64_t>> root_list_;  // data roots: address, pointer
-  std::unordered_map<uint64_t, uint64_t> roots_;       // data root address -> pointer
+  std::vector<format::DataRootRecord> roots_;
+  // The word before a pointer word when it is not one itself and names an
+  // itab or a type the program knows: an interface's data word and its
+  // itab or type, keyed by the data word's address.
+  std::unordered_map<uint64_t, uint64_t> before_;
   std::unordered_map<uint64_t, uint64_t> itab_type_;   // itab -> type descriptor
   std::unordered_map<uint32_t, TypeWords> type_words_;
   std::unordered_map<uint64_t, uint32_t> typing_ids_;

@@ -88,7 +88,8 @@ bool GoProgram::PointerWords(uint32_t t, uint64_t base, std::vector<uint64_t>& o
         found.push_back(it.base);
         break;
       case GoKind::kIface: case GoKind::kEface:
-        found.push_back(it.base);
+        // Only the data word: the itab or type word never points into the
+        // heap, and the compiler's bitmaps leave it unmarked (typebits.Set).
         found.push_back(it.base + ptr_);
         break;
       case GoKind::kStruct:

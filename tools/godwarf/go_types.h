@@ -99,7 +99,7 @@ class GoProgram {
 
   // Offsets of the pointer words of a value of type t, from `base`, as Go's
   // garbage collector sees them (pointers, maps, channels, funcs, a string's
-  // and a slice's first word, both words of an interface). False, with `out`
+  // and a slice's first word, an interface's data word). False, with `out`
   // cut short, when there are more than `limit`.
   bool PointerWords(uint32_t t, uint64_t base, std::vector<uint64_t>& out, size_t limit) const;
   // What the pointer word at `offset` inside a value of type t points to.
