@@ -141,6 +141,9 @@ class Converter {
     root_class_ = classes_->Add("libdump/Root", std_->object(), root_fields);
     plan_.untyped_array = classes_->Add("[L(untyped);", std_->object(), {});
     DeclareMemStats();
+    // Go classes first: a Go dump's own type records (its itabs' types) carry
+    // the same names but no objects, and take the primes.
+    DeclareGoClasses();
     for (auto& [id, plan] : PlanTypes(catalog_)) {
       PlannedType& t = plan_.types[id];
       plan.name = UniqueName(plan.name);
@@ -153,7 +156,6 @@ class Converter {
         t.array_class = classes_->Add("[L" + t.plan.name + ";", std_->object(), {});
       }
     }
-    DeclareGoClasses();
   }
 
   // --binary: a class for each Go typing some object has.
