@@ -143,6 +143,9 @@ TypePlan PlanGoClass(const GoProgram& p, const GoTyping& typing, unsigned ptr) {
   TypePlan plan;
   const godwarf::GoType& g = p.type(typing.type);
   plan.name = g.name.empty() ? "(unnamed Go type)" : g.name;
+  // Readers take a class name opening with '[' for an array descriptor:
+  // Go's slice and array types ("[]*runtime.moduledata") are parenthesised.
+  if (plan.name[0] == '[') plan.name = "(" + plan.name + ")";
   std::vector<uint64_t> pointers;
   const bool has_pointers = !p.PointerWords(typing.type, 0, pointers, 1) || !pointers.empty();
   if (typing.elements) {

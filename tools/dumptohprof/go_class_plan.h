@@ -2,7 +2,8 @@
 // object, planned as type_plan.h plans the dump's own types:
 //
 // - one value of a type: an instance of a class named as Go names the type
-//   ("main.node"), one field per leaf of the value, nested structs and short
+//   ("main.node"; slice and array types in parentheses, "([]int)", as
+//   readers take a leading '[' for an array descriptor), one field per leaf of the value, nested structs and short
 //   arrays flattened with dotted names ("pos.x", "buf[3]"); pointers, maps,
 //   channels and funcs as references; a string as str (reference) and len, a
 //   slice as array, len and cap, an interface as tab (or _type) and data;
