@@ -15,6 +15,7 @@ using godwarf::kNoType;
 constexpr size_t kMaxLeaves = 4096;
 constexpr uint64_t kMaxNamedElements = 16;
 constexpr int kMaxDepth = 32;
+constexpr size_t kMaxVisits = size_t{1} << 16;
 
 Type IntegerOf(uint64_t size) {
   return size == 8 ? Type::kLong : size == 4 ? Type::kInt : size == 2 ? Type::kShort : Type::kByte;
@@ -48,6 +49,8 @@ class Flattener {
 
   // False when the value has more leaves than one class should.
   bool Value(uint32_t t, uint64_t off, const std::string& name, int depth) {
+    // Empty structs nested in arrays add no leaves: the visits are bounded too.
+    if (++visits_ > kMaxVisits) return false;
     const uint32_t r = p_.Resolve(t);
     if (r == kNoType || depth > kMaxDepth) return true;
     const godwarf::GoType& g = p_.type(r);
@@ -121,6 +124,7 @@ class Flattener {
   const GoProgram& p_;
   unsigned ptr_;
   TypePlan& plan_;
+  size_t visits_ = 0;
 };
 
 // Elements with pointers: one slot per word, references where the element has pointers.

@@ -68,6 +68,13 @@ uint64_t GoProgram::FunctionEntry(const std::string& name) const {
 }
 
 bool GoProgram::PointerWords(uint32_t t, uint64_t base, std::vector<uint64_t>& out, size_t limit) const {
+  return PointerWordsAt(t, base, out, limit, 0);
+}
+
+bool GoProgram::PointerWordsAt(uint32_t t, uint64_t base, std::vector<uint64_t>& out, size_t limit,
+                               int array_depth) const {
+  // An array type whose elements lead back to it (a corrupt binary) ends here.
+  if (array_depth > kMaxDepth) return false;
   // An explicit stack instead of recursion: nesting comes from the binary.
   struct Item {
     uint32_t type;
@@ -99,7 +106,7 @@ bool GoProgram::PointerWords(uint32_t t, uint64_t base, std::vector<uint64_t>& o
         const uint32_t e = Resolve(g.elem);
         if (e == kNoType || g.count == 0) break;
         std::vector<uint64_t> one;
-        if (!PointerWords(e, 0, one, limit)) return false;
+        if (!PointerWordsAt(e, 0, one, limit, array_depth + 1)) return false;
         if (one.empty()) break;
         if (one.size() * g.count > limit - std::min(limit, found.size())) return false;
         for (uint64_t i = 0; i < g.count; ++i) {

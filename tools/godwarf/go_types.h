@@ -109,6 +109,8 @@ class GoProgram {
   bool DirectIface(uint32_t t) const;
 
  private:
+  bool PointerWordsAt(uint32_t t, uint64_t base, std::vector<uint64_t>& out, size_t limit, int array_depth) const;
+
   unsigned ptr_;
   std::vector<GoType> types_;
   std::vector<GoGlobal> globals_;

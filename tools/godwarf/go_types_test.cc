@@ -107,6 +107,12 @@ TEST(GoTypes, TypedefCyclesEnd) {
   std::vector<uint64_t> w;
   EXPECT_TRUE(p.PointerWords(a, 0, w, 10));
   EXPECT_TRUE(w.empty());
+  // An array of itself, as a corrupt binary could say: refused, not recursed forever.
+  const uint32_t self = p.Add(Ty("[2]self", 16, GoKind::kArray, 0, 2));
+  p.mutable_type(self).elem = self;
+  EXPECT_FALSE(p.PointerWords(self, 0, w, 10));
+  EXPECT_EQ(p.TargetAt(self, 8).what, WordTarget::kNothing);
+  EXPECT_FALSE(p.DirectIface(self));
 }
 
 }  // namespace
