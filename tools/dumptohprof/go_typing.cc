@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <unordered_map>
 
 #include "libdump/format/reader.h"
@@ -26,6 +27,40 @@ std::string Hex(uint64_t v) {
   std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
   return buf;
 }
+
+// Every object's pointer words, in blocks that never move: a growing vector
+// copied the whole store at each doubling and held twice it at the peak.
+class WordStore {
+ public:
+  // Room for n words of one object, contiguous, and their index; nullptr
+  // once the 32-bit index space is used up (the object stays untyped).
+  uint64_t* Add(size_t n, uint32_t* index) {
+    if (n > kBlock) {  // an object of its own block
+      if (blocks_.size() >= kMaxBlocks) return nullptr;
+      blocks_.emplace_back(new uint64_t[n]);
+      used_ = kBlock;  // the next object opens a new block
+      *index = static_cast<uint32_t>((blocks_.size() - 1) << kBits);
+      return blocks_.back().get();
+    }
+    if (blocks_.empty() || used_ + n > kBlock) {
+      if (blocks_.size() >= kMaxBlocks) return nullptr;
+      blocks_.emplace_back(new uint64_t[kBlock]);  // not zeroed: every word is written before it is read
+      used_ = 0;
+    }
+    *index = static_cast<uint32_t>((blocks_.size() - 1) << kBits | used_);
+    uint64_t* p = blocks_.back().get() + used_;
+    used_ += n;
+    return p;
+  }
+  const uint64_t* At(uint32_t index) const { return blocks_[index >> kBits].get() + (index & (kBlock - 1)); }
+
+ private:
+  static constexpr unsigned kBits = 20;
+  static constexpr size_t kBlock = size_t{1} << kBits;  // 8 MiB of words
+  static constexpr size_t kMaxBlocks = size_t{1} << (32 - kBits);
+  std::vector<std::unique_ptr<uint64_t[]>> blocks_;
+  size_t used_ = 0;
+};
 
 class Typer {
  public:
@@ -59,7 +94,11 @@ class Typer {
         case format::Kind::kObject: Object(reader, r.object); break;
         case format::Kind::kDataRoot: roots_.push_back(r.data_root); break;
         case format::Kind::kItab:
-          if (r.itab.type != 0) itab_type_.try_emplace(r.itab.addr, r.itab.type);
+          if (r.itab.type != 0) {
+            itab_type_.try_emplace(r.itab.addr, r.itab.type);
+            itab_lo_ = std::min(itab_lo_, r.itab.addr);
+            itab_hi_ = std::max(itab_hi_, r.itab.addr);
+          }
           break;
         default: break;
       }
@@ -112,8 +151,9 @@ class Typer {
     if (t == catalog_.types().end()) return kNoLayout;
     std::vector<uint64_t> offs;
     for (const format::Field& f : t->second.type.fields) {
-      offs.push_back(f.offset);
-      if (f.kind == format::kFieldIface || f.kind == format::kFieldEface) offs.push_back(f.offset + ptr_);
+      // An interface's pointer is its data word (go1.3 to go1.6 field lists).
+      const bool iface = f.kind == format::kFieldIface || f.kind == format::kFieldEface;
+      offs.push_back(iface ? f.offset + ptr_ : f.offset);
     }
     layouts_.push_back(std::move(offs));
     return it->second = static_cast<uint32_t>(layouts_.size() - 1);
@@ -124,22 +164,24 @@ class Typer {
     const size_t pos = index_.PositionOf(o.addr);
     if (pos == AddressIndex::kNone || layout_of_[pos] != kNoLayout) return;  // a repeated address: pass 2 refuses it
     const uint32_t l = Layout(o.type);
-    if (l == kNoLayout || words_.size() + layouts_[l].size() > UINT32_MAX) return;
-    layout_of_[pos] = l;
-    start_[pos] = static_cast<uint32_t>(words_.size());
-    if (layouts_[l].empty()) return;
-    const std::span<const uint8_t> payload = reader.Payload(kMaxObject);
+    if (l == kNoLayout) return;
     const std::vector<uint64_t>& offs = layouts_[l];
+    uint64_t* out = nullptr;
+    if (!offs.empty() && (out = words_.Add(offs.size(), &start_[pos])) == nullptr) return;
+    layout_of_[pos] = l;
+    if (offs.empty()) return;
+    const std::span<const uint8_t> payload = reader.Payload(kMaxObject);
     auto word = [&](uint64_t off) {
       return off <= payload.size() && payload.size() - off >= ptr_ ? Word(payload.data() + off) : 0;
     };
     for (size_t i = 0; i < offs.size(); ++i) {
-      words_.push_back(word(offs[i]));
+      out[i] = word(offs[i]);
       if (offs[i] < ptr_ || (i > 0 && offs[i - 1] == offs[i] - ptr_)) continue;
+      // Itabs and type descriptors lie in ranges known by now (itab records
+      // come before objects): most scalars are out of both at one compare.
       const uint64_t before = word(offs[i] - ptr_);
-      if (before != 0 && (itab_type_.contains(before) || program_.RuntimeType(before) != kNoType)) {
-        before_.emplace(o.addr + offs[i], before);
-      }
+      const bool itab = before - itab_lo_ <= itab_hi_ - itab_lo_ && itab_type_.contains(before);
+      if (before != 0 && (itab || program_.RuntimeType(before) != kNoType)) before_.emplace(o.addr + offs[i], before);
     }
   }
 
@@ -218,7 +260,7 @@ class Typer {
       return;
     }
     cur = typing;
-    queue_.push_back(pos);
+    queue_.push_back(static_cast<uint32_t>(pos));
   }
 
   // An interface's data word holding a `type`: the pointer itself when the
@@ -259,7 +301,7 @@ class Typer {
     const GoTyping t = out_.typings[out_.of_object[pos]];
     const uint64_t addr = index_.StartAt(pos);
     const std::vector<uint64_t>& offs = layouts_[layout_of_[pos]];
-    const uint64_t* words = words_.data() + start_[pos];
+    const uint64_t* words = words_.At(start_[pos]);
     const TypeWords& w = Words(t.type);  // Fits found each of offs in it
     const uint64_t size = program_.type(t.type).size;
     for (size_t i = 0; i < offs.size(); ++i) {
@@ -284,7 +326,8 @@ class Typer {
   // Per object position: its layout and where its pointer words start in words_.
   std::vector<uint32_t> layout_of_;
   std::vector<uint32_t> start_;
-  std::vector<uint64_t> words_;
+  WordStore words_;
+  uint64_t itab_lo_ = UINT64_MAX, itab_hi_ = 0;
   std::vector<std::vector<uint64_t>> layouts_;
   std::unordered_map<uint64_t, uint32_t> layout_ids_;  // dump type -> layout
   std::vector<format::DataRootRecord> roots_;
@@ -296,7 +339,7 @@ class Typer {
   std::unordered_map<uint32_t, TypeWords> type_words_;
   std::unordered_map<uint64_t, uint32_t> typing_ids_;
   std::unordered_map<uint64_t, bool> fits_;
-  std::vector<size_t> queue_;
+  std::vector<uint32_t> queue_;  // positions
 };
 
 }  // namespace

@@ -54,7 +54,14 @@ const GoGlobal* GoProgram::GlobalAt(uint64_t addr) const {
   return addr - g.addr < types_[t].size ? &g : nullptr;
 }
 
+void GoProgram::AddRuntimeType(uint64_t addr, uint32_t t) {
+  runtime_types_.try_emplace(addr, t);
+  runtime_lo_ = std::min(runtime_lo_, addr);
+  runtime_hi_ = std::max(runtime_hi_, addr);
+}
+
 uint32_t GoProgram::RuntimeType(uint64_t addr) const {
+  if (addr - runtime_lo_ > runtime_hi_ - runtime_lo_) return kNoType;
   auto it = runtime_types_.find(addr);
   return it == runtime_types_.end() ? kNoType : it->second;
 }

@@ -80,7 +80,7 @@ class GoProgram {
   void AddGlobal(GoGlobal g) { globals_.push_back(std::move(g)); }
   // The runtime's type descriptor at `addr` (itabs and interface{} words name
   // types by it) is DWARF type `t`.
-  void AddRuntimeType(uint64_t addr, uint32_t t) { runtime_types_.try_emplace(addr, t); }
+  void AddRuntimeType(uint64_t addr, uint32_t t);
   // Sorts the globals; call once all are added.
   void Finish();
 
@@ -115,6 +115,7 @@ class GoProgram {
   std::vector<GoType> types_;
   std::vector<GoGlobal> globals_;
   std::unordered_map<uint64_t, uint32_t> runtime_types_;
+  uint64_t runtime_lo_ = UINT64_MAX, runtime_hi_ = 0;  // most words are out of this range: no hash
   std::unordered_map<std::string, uint64_t> functions_;
   uint32_t byte_ = kNoType;
 };
