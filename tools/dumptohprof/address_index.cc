@@ -93,7 +93,12 @@ size_t AddressIndex::PositionOf(uint64_t p) const {
   const size_t b = static_cast<size_t>((p - lo_) >> shift_);
   const Entry* first = entries_ + buckets_[b];
   const Entry* last = entries_ + buckets_[b + 1];
-  const Entry* it = std::lower_bound(first, last, p, [](const Entry& e, uint64_t v) { return e.addr < v; });
+  const Entry* it = first;
+  if (last - first <= 8) {  // the usual bucket, walked as FindInRange walks it
+    while (it < last && it->addr < p) ++it;
+  } else {
+    it = std::lower_bound(first, last, p, [](const Entry& e, uint64_t v) { return e.addr < v; });
+  }
   return it != last && it->addr == p ? static_cast<size_t>(it - entries_) : kNone;
 }
 

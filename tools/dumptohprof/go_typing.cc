@@ -186,6 +186,7 @@ class Typer {
   }
 
   const TypeWords& Words(uint32_t type) {
+    if (type == last_words_type_) return *last_words_;
     auto [it, fresh] = type_words_.try_emplace(type);
     if (fresh) {
       TypeWords& w = it->second;
@@ -194,17 +195,21 @@ class Typer {
         for (uint64_t off : w.offsets) w.targets.push_back(program_.TargetAt(type, off));
       }
     }
+    last_words_type_ = type;
+    last_words_ = &it->second;  // the map's nodes do not move
     return it->second;
   }
 
   uint32_t Intern(GoTyping t) {
+    // Neighbours in a list or an array mostly share their typing.
+    if (last_typing_id_ != 0 && t == out_.typings[last_typing_id_]) return last_typing_id_;
     const uint64_t key = uint64_t{t.type} << 1 | (t.elements ? 1 : 0);
     auto [it, fresh] = typing_ids_.try_emplace(key, 0);
     if (fresh) {
       out_.typings.push_back(t);
       it->second = static_cast<uint32_t>(out_.typings.size() - 1);
     }
-    return it->second;
+    return last_typing_id_ = it->second;
   }
 
   // Whether the dump's pointer words of an object are pointer words of the
@@ -214,7 +219,11 @@ class Typer {
   // runtime.mspan, which DWARF does not mark), and past a slice's length.
   bool Fits(uint32_t layout, uint32_t typing, uint64_t object_size) {
     const uint64_t key = uint64_t{layout} << 32 | typing;
-    if (auto it = fits_.find(key); it != fits_.end()) return it->second;
+    if (key == last_fits_key_) return last_fits_;
+    if (auto it = fits_.find(key); it != fits_.end()) {
+      last_fits_key_ = key;
+      return last_fits_ = it->second;
+    }
     const GoTyping& t = out_.typings[typing];
     const TypeWords& w = Words(t.type);
     const uint64_t size = program_.type(t.type).size;
@@ -227,7 +236,8 @@ class Typer {
       }
     }
     fits_.emplace(key, ok);
-    return ok;
+    last_fits_key_ = key;
+    return last_fits_ = ok;
   }
 
   void Assign(uint64_t word, uint32_t type, bool elements) {
@@ -340,6 +350,12 @@ class Typer {
   std::unordered_map<uint64_t, uint32_t> typing_ids_;
   std::unordered_map<uint64_t, bool> fits_;
   std::vector<uint32_t> queue_;  // positions
+  // The last answers of Intern, Fits and Words.
+  uint32_t last_typing_id_ = 0;
+  uint64_t last_fits_key_ = UINT64_MAX;
+  bool last_fits_ = false;
+  uint32_t last_words_type_ = kNoType;
+  const TypeWords* last_words_ = nullptr;
 };
 
 }  // namespace
