@@ -3,7 +3,7 @@
 # with the installed Go, dumps its heap with known contents, converts it
 # typed by the producer's DWARF and checks the classes against what the
 # program made, with VisualVM's heap library (tests/hprof/heap_check.sh);
-# then a file that is not ELF, a Go binary without DWARF, another Go program
+# then the same dump zstd-compressed; then a file that is not ELF, a Go binary without DWARF, another Go program
 # and a libdump dump: each one line on stderr, exit 1, no output file.
 #   go_binary_check.sh DUMPTOHPROF READDUMP HEAP_CHECK WORKDIR
 set -eu
@@ -38,6 +38,11 @@ expect "typed at least the program's objects" yes "$([ "${typed:-0}" -ge $((N + 
   --class "*main.guarded[]=1" > "$D/visualvm.out" 2>&1 && v=0 || v=$?
 tail -n 3 "$D/visualvm.out"
 expect "VisualVM" "0 RESULT: OK" "$v $(tail -n 1 "$D/visualvm.out")"
+
+# A compressed dump is typed alike (three reads of a zstd stream).
+zstd -q -f "$D/heap.dump" -o "$D/heap.dump.zst"
+"$T" -q --binary "$D/producer" --class-map "$D/map.zst" "$D/heap.dump.zst" "$D/typed-zst.hprof"
+expect "zstd dump's class map" same "$(cmp -s "$D/map" "$D/map.zst" && echo same || echo differs)"
 
 refused() {  # refused DESCRIPTION BINARY DUMP WANTED-STDERR (a prefix)
   rm -f "$D/refused.hprof"
