@@ -93,6 +93,7 @@ class Typer {
       switch (r.kind) {
         case format::Kind::kObject: Object(reader, r.object); break;
         case format::Kind::kDataRoot: roots_.push_back(r.data_root); break;
+        case format::Kind::kStackRoot: stack_roots_.push_back(r.stack_root); break;
         case format::Kind::kItab:
           if (r.itab.type != 0) {
             itab_type_.try_emplace(r.itab.addr, r.itab.type);
@@ -111,6 +112,23 @@ class Typer {
       if (g == nullptr) continue;
       ++out_.stats.roots_in_globals;
       Apply(program_.TargetAt(g->type, r.addr - g->addr), r.ptr, r.before);
+    }
+    // Then the locals of goroutines' frames: a frame's CFA is the end of its
+    // dumped contents (Go's frame.fp), locals sit at fixed offsets from it.
+    std::unordered_map<uint64_t, const format::FrameRecord*> frames;
+    for (const Thread& t : catalog_.threads()) {
+      for (const format::FrameRecord& f : t.frames) frames.try_emplace(f.sp, &f);
+    }
+    for (const format::StackRootRecord& r : stack_roots_) {
+      auto it = frames.find(r.frame);
+      if (it == frames.end()) continue;
+      const format::FrameRecord& f = *it->second;
+      uint64_t inner = 0;
+      const int64_t off = static_cast<int64_t>(r.addr - (f.sp + f.size));
+      const uint32_t local = program_.LocalAt(f.entry, f.pc, off, &inner);
+      if (local == kNoType) continue;
+      ++out_.stats.roots_in_locals;
+      Apply(program_.TargetAt(local, inner), r.ptr, 0);
     }
     for (size_t next = 0; next < queue_.size(); ++next) Follow(queue_[next]);
   }
@@ -341,6 +359,7 @@ class Typer {
   std::vector<std::vector<uint64_t>> layouts_;
   std::unordered_map<uint64_t, uint32_t> layout_ids_;  // dump type -> layout
   std::vector<format::DataRootRecord> roots_;
+  std::vector<format::StackRootRecord> stack_roots_;
   // The word before a pointer word when it is not one itself and names an
   // itab or a type the program knows: an interface's data word and its
   // itab or type, keyed by the data word's address.

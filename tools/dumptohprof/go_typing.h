@@ -3,7 +3,8 @@
 // typed pointers from the roots whose type is known (docs/GODUMP.md):
 //
 // - a data or bss root lies inside a global variable, whose DWARF type says
-//   what the pointer word at that offset points to;
+//   what the pointer word at that offset points to; then a stack root inside
+//   a local variable of its frame's function, live at the frame's pc;
 // - a typed object's pointer words type what they point to, breadth first:
 //   *T a T, a slice's or string's data word an array of its elements, an
 //   interface's data word the type its itab (the dump's itab record) or its
@@ -45,6 +46,7 @@ struct GoTypingStats {
   uint64_t objects = 0, bytes = 0;              // in the dump
   uint64_t typed_objects = 0, typed_bytes = 0;  // given a Go type
   uint64_t roots_in_globals = 0;  // data roots inside a global variable the DWARF describes
+  uint64_t roots_in_locals = 0;   // stack roots inside a local variable at its frame's pc
   uint64_t interior = 0;          // typed pointers into an object's middle: not followed
   uint64_t mismatched = 0;        // the type's pointer words or size disagree with the object
   uint64_t conflicts = 0;         // objects reached as two different types: the first kept

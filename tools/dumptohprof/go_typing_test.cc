@@ -57,6 +57,7 @@ constexpr uint64_t kBoxDesc = 0x4b0000, kBoxPtrDesc = 0x4b0100, kItab = 0x600;
 //   type alias struct { ... the same members ... }
 //   type box struct { v int }
 //   var head *node; var list []*node; var err error; var odd *node; var other *alias
+//   func main() { var b *box ... }
 struct Program {
   GoProgram p{8};
   Program(bool with_main = true) {
@@ -84,6 +85,8 @@ struct Program {
     p.AddRuntimeType(kBoxDesc, box);
     p.AddRuntimeType(kBoxPtrDesc, pbox);
     if (with_main) p.AddFunction("main.main", 0x403000);
+    // main.main's local `b *main.box` at CFA-8 while the pc is in [0x403000, 0x403100).
+    p.AddLocal(0x403000, 0x403000, 0x403100, -8, pbox);
     p.Byte();
     p.Finish();
   }
@@ -108,8 +111,10 @@ std::string Dump() {
            {{kFieldPtr, 0}, {kFieldPtr, 8}, {kFieldPtr, 16}, {kFieldPtr, 24}});
   // 16 bytes: smaller than a node
   e.Object(0x1300, GoEncoder::Words({0, 0x1000}), {{kFieldPtr, 8}});
+  e.Object(0x1400, GoEncoder::Words({9}), {});  // reached only from main.main's b
   e.Goroutine(0x2000, 0x8000, 1, 2, "");
-  e.Frame(0x8000, 0, 0, GoEncoder::Words({0}), 0x403000, "main.main", {});
+  // 8 bytes of frame at sp 0x8000 (its CFA 0x8008, pc 0x403010): b = 0x1400
+  e.Frame(0x8000, 0, 0, GoEncoder::Words({0x1400}), 0x403000, "main.main", {{kFieldPtr, 0}});
   // data: head, list {array, len, cap}, err {tab, data}, odd, other
   e.Segment(kGoData, 0x7000, GoEncoder::Words({0x1000, 0x1200, 3, 4, kItab, 0x1110, 0x1300, 0x1000}),
             {{kFieldPtr, 0}, {kFieldPtr, 8}, {kFieldPtr, 40}, {kFieldPtr, 48}, {kFieldPtr, 56}});
@@ -134,19 +139,21 @@ TEST(GoTyping, FollowsTypedPointersFromGlobals) {
   const TempFile f(Dump());
   const Program prog;
   const GoTypes g = Type(f.path(), prog.p);
-  // Positions in address order: 0x1000, 0x1040, 0x1100, 0x1110, 0x1200, 0x1300.
+  // Positions in address order: 0x1000, 0x1040, 0x1100, 0x1110, 0x1200, 0x1300, 0x1400.
   EXPECT_EQ(TypeOf(g, prog.p, 0), "main.node");     // head
   EXPECT_EQ(TypeOf(g, prog.p, 1), "main.node");     // A.next
   EXPECT_EQ(TypeOf(g, prog.p, 2), "main.box");      // A.tag: a *main.box is stored in the word itself
   EXPECT_EQ(TypeOf(g, prog.p, 3), "main.box");      // B.err and err: a main.box the data word points to
   EXPECT_EQ(TypeOf(g, prog.p, 4), "[]*main.node");  // list's backing array
   EXPECT_EQ(TypeOf(g, prog.p, 5), "-");             // odd: 16 bytes cannot hold a node
+  EXPECT_EQ(TypeOf(g, prog.p, 6), "main.box");      // main.main's local b
   const GoTypingStats& s = g.stats;
-  EXPECT_EQ(s.objects, 6u);
-  EXPECT_EQ(s.bytes, 48u + 48 + 8 + 8 + 32 + 16);
-  EXPECT_EQ(s.typed_objects, 5u);
-  EXPECT_EQ(s.typed_bytes, 48u + 48 + 8 + 8 + 32);
+  EXPECT_EQ(s.objects, 7u);
+  EXPECT_EQ(s.bytes, 48u + 48 + 8 + 8 + 32 + 16 + 8);
+  EXPECT_EQ(s.typed_objects, 6u);
+  EXPECT_EQ(s.typed_bytes, 48u + 48 + 8 + 8 + 32 + 8);
   EXPECT_EQ(s.roots_in_globals, 5u);
+  EXPECT_EQ(s.roots_in_locals, 1u);
   EXPECT_EQ(s.interior, 1u);    // the array's 0x1008
   EXPECT_EQ(s.mismatched, 1u);  // odd
   EXPECT_EQ(s.conflicts, 1u);   // other: A is a main.node already
@@ -192,12 +199,12 @@ TEST(GoTyping, ConvertedClassesCarryGoNamesAndFields) {
   format::hprof::StringOutput out;
   const ConvertStats s = Convert(f.path(), out, o);
   EXPECT_TRUE(s.go_typed);
-  EXPECT_EQ(s.go.typed_objects, 5u);
+  EXPECT_EQ(s.go.typed_objects, 6u);
   std::ostringstream map;
   WriteClassMap(map, s);
   const std::string m = map.str();
   EXPECT_NE(m.find("\tmain.node\t2\n"), std::string::npos) << m;
-  EXPECT_NE(m.find("\tmain.box\t2\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("\tmain.box\t3\n"), std::string::npos) << m;
   EXPECT_NE(m.find("\t*main.node[]\t1\n"), std::string::npos) << m;
   EXPECT_NE(m.find("\tobj16[8]\t1\n"), std::string::npos) << m;  // odd keeps its layout's name
   std::set<std::string> names;

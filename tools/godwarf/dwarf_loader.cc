@@ -213,6 +213,52 @@ bool StaticAddress(Dwarf_Die* die, unsigned ptr, bool big, uint64_t* out) {
   return true;
 }
 
+// One local or parameter: each range of its location list where it sits
+// at a fixed offset from the frame base alone (DW_OP_fbreg K); ranges in a
+// register tell nothing about the stack.
+void ReadLocal(Dwarf_Die* die, uint64_t entry, TypeLoader& loader, GoProgram& p) {
+  Dwarf_Attribute loc;
+  if (dwarf_attr(die, DW_AT_location, &loc) == nullptr) return;
+  const uint32_t type = loader.Ref(die, DW_AT_type);
+  if (type == kNoType) return;
+  Dwarf_Addr base = 0, start = 0, end = 0;
+  Dwarf_Op* expr = nullptr;
+  size_t len = 0;
+  for (ptrdiff_t off = 0; (off = dwarf_getlocations(&loc, off, &base, &start, &end, &expr, &len)) > 0;) {
+    if (len == 1 && expr[0].atom == DW_OP_fbreg) {
+      p.AddLocal(entry, start, end, static_cast<int64_t>(expr[0].number), type);
+    }
+  }
+}
+
+// The locals of a function whose frame base is the CFA (Go's), in its
+// lexical blocks too: walked with a stack, nesting comes from the file.
+void ReadLocals(Dwarf_Die* fn, TypeLoader& loader, GoProgram& p) {
+  Dwarf_Addr entry = 0;
+  Dwarf_Attribute fb;
+  Dwarf_Block b;
+  if (dwarf_lowpc(fn, &entry) != 0 || dwarf_attr(fn, DW_AT_frame_base, &fb) == nullptr ||
+      dwarf_formblock(&fb, &b) != 0 || b.length != 1 || b.data[0] != DW_OP_call_frame_cfa) {
+    return;
+  }
+  constexpr size_t kMaxBlocks = 64;  // nesting followed
+  std::vector<Dwarf_Die> firsts;  // the first child of each scope still to walk
+  Dwarf_Die c;
+  if (dwarf_child(fn, &c) == 0) firsts.push_back(c);
+  while (!firsts.empty()) {
+    Dwarf_Die d = firsts.back();
+    firsts.pop_back();
+    do {
+      const int tag = dwarf_tag(&d);
+      if (tag == DW_TAG_variable || tag == DW_TAG_formal_parameter) {
+        ReadLocal(&d, entry, loader, p);
+      } else if (tag == DW_TAG_lexical_block && firsts.size() < kMaxBlocks && dwarf_child(&d, &c) == 0) {
+        firsts.push_back(c);
+      }
+    } while (dwarf_siblingof(&d, &d) == 0);
+  }
+}
+
 // runtime.types (the base of DW_AT_go_runtime_type) and every function's entry.
 uint64_t ReadSymbols(Elf* elf, GoProgram& p) {
   uint64_t types_base = 0;
@@ -269,6 +315,10 @@ GoProgram LoadGoProgram(const std::string& path) {
             const uint32_t t = loader.Ref(&d, DW_AT_type);
             if (t != kNoType) p.AddGlobal({Name(&d), addr, t});
           }
+          continue;
+        }
+        if (tag == DW_TAG_subprogram) {
+          ReadLocals(&d, loader, p);
           continue;
         }
         uint64_t v = 0;

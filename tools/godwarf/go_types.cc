@@ -66,6 +66,29 @@ uint32_t GoProgram::RuntimeType(uint64_t addr) const {
   return it == runtime_types_.end() ? kNoType : it->second;
 }
 
+void GoProgram::AddLocal(uint64_t entry, uint64_t lo, uint64_t hi, int64_t cfa_offset, uint32_t type) {
+  locals_[entry].push_back({lo, hi, cfa_offset, type});
+  ++local_count_;
+}
+
+uint32_t GoProgram::LocalAt(uint64_t entry, uint64_t pc, int64_t cfa_offset, uint64_t* inner) const {
+  auto it = locals_.find(entry);
+  if (it == locals_.end()) return kNoType;
+  for (const LocalSlot& l : it->second) {
+    // A caller's frame is stopped at the return address, one past its call:
+    // the call's own pc (pc - 1) is inside the ranges Go gives.
+    if (!((pc >= l.lo && pc < l.hi) || (pc - 1 >= l.lo && pc - 1 < l.hi)) || cfa_offset < l.cfa_offset) continue;
+    const uint32_t t = Resolve(l.type);
+    if (t == kNoType) continue;
+    const uint64_t off = static_cast<uint64_t>(cfa_offset - l.cfa_offset);
+    if (off < types_[t].size) {
+      *inner = off;
+      return l.type;
+    }
+  }
+  return kNoType;
+}
+
 uint64_t GoProgram::FunctionEntry(const std::string& name) const {
   auto it = functions_.find(name);
   // Assembly functions carry their ABI in the symbol table, not in the

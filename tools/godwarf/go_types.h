@@ -89,6 +89,16 @@ class GoProgram {
   const GoGlobal* GlobalAt(uint64_t addr) const;
   uint32_t RuntimeType(uint64_t addr) const;
   size_t runtime_type_count() const { return runtime_types_.size(); }
+  // A local variable or parameter of the function starting at `entry` that
+  // lives at CFA + cfa_offset while the pc is in [lo, hi) (Go's location
+  // lists: DW_OP_fbreg, its frame base DW_OP_call_frame_cfa).
+  void AddLocal(uint64_t entry, uint64_t lo, uint64_t hi, int64_t cfa_offset, uint32_t type);
+  // The local of the function at `entry`, stopped at `pc`, whose value holds
+  // CFA + cfa_offset: its type, and the offset inside it in *inner; kNoType
+  // when none does.
+  uint32_t LocalAt(uint64_t entry, uint64_t pc, int64_t cfa_offset, uint64_t* inner) const;
+  size_t local_count() const { return local_count_; }
+
   // Functions by name, from the symbol table: a dump's frames name theirs
   // with their entry addresses, which must match.
   void AddFunction(std::string name, uint64_t entry) { functions_.try_emplace(std::move(name), entry); }
@@ -117,6 +127,13 @@ class GoProgram {
   std::unordered_map<uint64_t, uint32_t> runtime_types_;
   uint64_t runtime_lo_ = UINT64_MAX, runtime_hi_ = 0;  // most words are out of this range: no hash
   std::unordered_map<std::string, uint64_t> functions_;
+  struct LocalSlot {
+    uint64_t lo, hi;
+    int64_t cfa_offset;
+    uint32_t type;
+  };
+  std::unordered_map<uint64_t, std::vector<LocalSlot>> locals_;  // function entry -> its stack slots
+  size_t local_count_ = 0;
   uint32_t byte_ = kNoType;
 };
 

@@ -89,6 +89,24 @@ TEST(GoTypes, GlobalsByAddressInsideTheirValue) {
   EXPECT_EQ(t.p.GlobalAt(0x4fff), nullptr);
 }
 
+TEST(GoTypes, LocalsByPcAndFrameOffset) {
+  Table t;
+  // f at 0x400000: name (a string) at CFA-32 in [0x400010, 0x400040), then in
+  // a register; next (*main.node) at CFA-8 throughout.
+  t.p.AddLocal(0x400000, 0x400010, 0x400040, -32, t.str);
+  t.p.AddLocal(0x400000, 0x400000, 0x400100, -8, t.pnode);
+  uint64_t inner = 99;
+  EXPECT_EQ(t.p.LocalAt(0x400000, 0x400020, -32, &inner), t.str);
+  EXPECT_EQ(inner, 0u);
+  EXPECT_EQ(t.p.LocalAt(0x400000, 0x400020, -24, &inner), t.str);  // the string's length word
+  EXPECT_EQ(inner, 8u);
+  EXPECT_EQ(t.p.LocalAt(0x400000, 0x400041, -32, &inner), kNoType);  // past the range, even at pc - 1
+  EXPECT_EQ(t.p.LocalAt(0x400000, 0x400040, -32, &inner), t.str);   // a return address: its call is inside
+  EXPECT_EQ(t.p.LocalAt(0x400000, 0x400020, -8, &inner), t.pnode);
+  EXPECT_EQ(t.p.LocalAt(0x400000, 0x400020, -16, &inner), kNoType);  // between the two
+  EXPECT_EQ(t.p.LocalAt(0x500000, 0x400020, -8, &inner), kNoType);   // another function
+}
+
 TEST(GoTypes, DirectIfaceIsPointerShaped) {
   Table t;
   EXPECT_TRUE(t.p.DirectIface(t.pnode));
