@@ -202,7 +202,7 @@ bool GoDecoder::Next(Record& r) {
       r.kind = x.kind;
       r.offset = x.at;
       if (x.kind == Kind::kStackRoot) {
-        r.stack_root = {x.addr, x.ptr, x.frame};
+        r.stack_root = {x.addr, x.ptr, x.frame, x.before};
       } else {
         r.data_root = {x.addr, x.ptr, x.before};
       }

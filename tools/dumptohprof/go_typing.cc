@@ -128,7 +128,7 @@ class Typer {
       const uint32_t local = program_.LocalAt(f.entry, f.pc, off, &inner);
       if (local == kNoType) continue;
       ++out_.stats.roots_in_locals;
-      Apply(program_.TargetAt(local, inner), r.ptr, 0);
+      Apply(program_.TargetAt(local, inner), r.ptr, r.before);
     }
     for (size_t next = 0; next < queue_.size(); ++next) Follow(queue_[next]);
   }

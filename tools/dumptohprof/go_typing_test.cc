@@ -57,7 +57,7 @@ constexpr uint64_t kBoxDesc = 0x4b0000, kBoxPtrDesc = 0x4b0100, kItab = 0x600;
 //   type alias struct { ... the same members ... }
 //   type box struct { v int }
 //   var head *node; var list []*node; var err error; var odd *node; var other *alias
-//   func main() { var b *box ... }
+//   func main() { var e error; var b *box ... }
 struct Program {
   GoProgram p{8};
   Program(bool with_main = true) {
@@ -85,7 +85,9 @@ struct Program {
     p.AddRuntimeType(kBoxDesc, box);
     p.AddRuntimeType(kBoxPtrDesc, pbox);
     if (with_main) p.AddFunction("main.main", 0x403000);
-    // main.main's local `b *main.box` at CFA-8 while the pc is in [0x403000, 0x403100).
+    // main.main's locals while the pc is in [0x403000, 0x403100): `e error`
+    // at CFA-24, `b *main.box` at CFA-8.
+    p.AddLocal(0x403000, 0x403000, 0x403100, -24, iface);
     p.AddLocal(0x403000, 0x403000, 0x403100, -8, pbox);
     p.Byte();
     p.Finish();
@@ -112,9 +114,12 @@ std::string Dump() {
   // 16 bytes: smaller than a node
   e.Object(0x1300, GoEncoder::Words({0, 0x1000}), {{kFieldPtr, 8}});
   e.Object(0x1400, GoEncoder::Words({9}), {});  // reached only from main.main's b
+  e.Object(0x1500, GoEncoder::Words({10}), {});  // reached only from main.main's e
   e.Goroutine(0x2000, 0x8000, 1, 2, "");
-  // 8 bytes of frame at sp 0x8000 (its CFA 0x8008, pc 0x403010): b = 0x1400
-  e.Frame(0x8000, 0, 0, GoEncoder::Words({0x1400}), 0x403000, "main.main", {{kFieldPtr, 0}});
+  // 24 bytes of frame at sp 0x8000 (its CFA 0x8018, pc 0x403010): e = error
+  // (main.box at 0x1500) through the itab, b = 0x1400
+  e.Frame(0x8000, 0, 0, GoEncoder::Words({kItab, 0x1500, 0x1400}), 0x403000, "main.main",
+          {{kFieldPtr, 8}, {kFieldPtr, 16}});
   // data: head, list {array, len, cap}, err {tab, data}, odd, other
   e.Segment(kGoData, 0x7000, GoEncoder::Words({0x1000, 0x1200, 3, 4, kItab, 0x1110, 0x1300, 0x1000}),
             {{kFieldPtr, 0}, {kFieldPtr, 8}, {kFieldPtr, 40}, {kFieldPtr, 48}, {kFieldPtr, 56}});
@@ -139,7 +144,7 @@ TEST(GoTyping, FollowsTypedPointersFromGlobals) {
   const TempFile f(Dump());
   const Program prog;
   const GoTypes g = Type(f.path(), prog.p);
-  // Positions in address order: 0x1000, 0x1040, 0x1100, 0x1110, 0x1200, 0x1300, 0x1400.
+  // Positions in address order: 0x1000, 0x1040, 0x1100, 0x1110, 0x1200, 0x1300, 0x1400, 0x1500.
   EXPECT_EQ(TypeOf(g, prog.p, 0), "main.node");     // head
   EXPECT_EQ(TypeOf(g, prog.p, 1), "main.node");     // A.next
   EXPECT_EQ(TypeOf(g, prog.p, 2), "main.box");      // A.tag: a *main.box is stored in the word itself
@@ -147,13 +152,14 @@ TEST(GoTyping, FollowsTypedPointersFromGlobals) {
   EXPECT_EQ(TypeOf(g, prog.p, 4), "[]*main.node");  // list's backing array
   EXPECT_EQ(TypeOf(g, prog.p, 5), "-");             // odd: 16 bytes cannot hold a node
   EXPECT_EQ(TypeOf(g, prog.p, 6), "main.box");      // main.main's local b
+  EXPECT_EQ(TypeOf(g, prog.p, 7), "main.box");      // main.main's local e, through its itab
   const GoTypingStats& s = g.stats;
-  EXPECT_EQ(s.objects, 7u);
-  EXPECT_EQ(s.bytes, 48u + 48 + 8 + 8 + 32 + 16 + 8);
-  EXPECT_EQ(s.typed_objects, 6u);
-  EXPECT_EQ(s.typed_bytes, 48u + 48 + 8 + 8 + 32 + 8);
+  EXPECT_EQ(s.objects, 8u);
+  EXPECT_EQ(s.bytes, 48u + 48 + 8 + 8 + 32 + 16 + 8 + 8);
+  EXPECT_EQ(s.typed_objects, 7u);
+  EXPECT_EQ(s.typed_bytes, 48u + 48 + 8 + 8 + 32 + 8 + 8);
   EXPECT_EQ(s.roots_in_globals, 5u);
-  EXPECT_EQ(s.roots_in_locals, 1u);
+  EXPECT_EQ(s.roots_in_locals, 2u);
   EXPECT_EQ(s.interior, 1u);    // the array's 0x1008
   EXPECT_EQ(s.mismatched, 1u);  // odd
   EXPECT_EQ(s.conflicts, 1u);   // other: A is a main.node already
@@ -199,12 +205,12 @@ TEST(GoTyping, ConvertedClassesCarryGoNamesAndFields) {
   format::hprof::StringOutput out;
   const ConvertStats s = Convert(f.path(), out, o);
   EXPECT_TRUE(s.go_typed);
-  EXPECT_EQ(s.go.typed_objects, 6u);
+  EXPECT_EQ(s.go.typed_objects, 7u);
   std::ostringstream map;
   WriteClassMap(map, s);
   const std::string m = map.str();
   EXPECT_NE(m.find("\tmain.node\t2\n"), std::string::npos) << m;
-  EXPECT_NE(m.find("\tmain.box\t3\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("\tmain.box\t4\n"), std::string::npos) << m;
   EXPECT_NE(m.find("\t*main.node[]\t1\n"), std::string::npos) << m;
   EXPECT_NE(m.find("\tobj16[8]\t1\n"), std::string::npos) << m;  // odd keeps its layout's name
   std::set<std::string> names;

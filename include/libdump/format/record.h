@@ -103,6 +103,9 @@ struct StackRootRecord {
   uint64_t addr = 0;   // where the pointer was found
   uint64_t ptr = 0;    // what it points to
   uint64_t frame = 0;  // sp of the frame holding it
+  // Go dumps: the word before addr in its frame (DataRootRecord::before says
+  // why). Not on libdump's wire (Layout below).
+  uint64_t before = 0;
   bool operator==(const StackRootRecord&) const = default;
 };
 
