@@ -202,9 +202,9 @@ bool GoDecoder::Next(Record& r) {
       r.kind = x.kind;
       r.offset = x.at;
       if (x.kind == Kind::kStackRoot) {
-        r.stack_root = {x.addr, x.ptr, x.frame};
+        r.stack_root = {x.addr, x.ptr, x.frame, x.before};
       } else {
-        r.data_root = {x.addr, x.ptr};
+        r.data_root = {x.addr, x.ptr, x.before};
       }
       return true;
     }
@@ -367,6 +367,7 @@ void GoDecoder::DecodeOne() {
     case kGoItab: {
       rec_.kind = Kind::kItab;
       rec_.itab.addr = U("addr");
+      rec_.itab.type = 0;
       if (dialect_ == Dialect::kGo13) {
         // go1.3 says directly whether the interface's data word is a pointer
         // (small scalars were stored in the word itself).
@@ -376,6 +377,7 @@ void GoDecoder::DecodeOne() {
         return;
       }
       const uint64_t type = U("type");
+      rec_.itab.type = type;
       // The model's itab says whether an interface's data word is a pointer.
       // Up to go1.6 the type is that of the data word, always a pointer
       // type; from go1.7 it is the stored type, whose record precedes the
@@ -531,7 +533,9 @@ void GoDecoder::Roots(Kind kind, uint64_t base, uint64_t frame, uint64_t at, std
       }
       off += ptr_size_;
     }
-    if (const uint64_t p = Word(scratch_, off); p != 0) out.push_back({kind, base + off, p, frame, at});
+    if (const uint64_t p = Word(scratch_, off); p != 0) {
+      out.push_back({kind, base + off, p, frame, at, off >= ptr_size_ ? Word(scratch_, off - ptr_size_) : 0});
+    }
   }
 }
 

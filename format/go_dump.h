@@ -64,6 +64,7 @@ class GoDecoder {
     Kind kind;
     uint64_t addr, ptr, frame;
     uint64_t at;  // offset of the Go record it comes from
+    uint64_t before;  // the word before addr (DataRootRecord::before, StackRootRecord::before)
   };
 
   void DecodeOne();

@@ -82,8 +82,9 @@ TEST(GoDialects, KnownHeapDecodesAlikeInEveryDialect) {
     EXPECT_EQ(node.fields, go13 ? (std::vector<Field>{{kFieldPtr, 0}, {kFieldPtr, 16}}) : std::vector<Field>{});
     EXPECT_FALSE(rs[i++].type.eface_ptr);  // int
     // go1.3 says ptr; go1.4 to go1.6 name the data word's type (a pointer);
-    // go1.7 names the stored type, main.node, whose efaceptr is 1.
-    EXPECT_EQ(rs[i++].itab, (ItabRecord{0x600, 1}));
+    // go1.7 names the stored type, main.node, whose efaceptr is 1; the
+    // type's address is kept from go1.4 on (go1.3 writes none).
+    EXPECT_EQ(rs[i++].itab, (ItabRecord{0x600, 1, go13 ? 0u : 0x500u}));
     uint64_t node_type = 0x500, box_type = kSynth;
     if (!go13) {
       EXPECT_EQ(rs[i].type.name, "obj24[0,16]");
@@ -199,9 +200,11 @@ TEST(GoDialects, Go13TypedObjectsAndFieldKinds) {
   // Strings and slices point through their first word; the scalar
   // interface words (itab 0x600, type int) are no roots.
   EXPECT_EQ(rs[11].data_root, (DataRootRecord{0x7000, 0x1000}));
-  EXPECT_EQ(rs[12].data_root, (DataRootRecord{0x7010, 0x1100}));
-  EXPECT_EQ(rs[13].data_root, (DataRootRecord{0x7040, 0x1200}));
-  EXPECT_EQ(rs[14].data_root, (DataRootRecord{0x7060, 0x1000}));
+  // Each root keeps the word before it: the string's length (3), the iface's
+  // itab (0x610), the eface's type (0x500).
+  EXPECT_EQ(rs[12].data_root, (DataRootRecord{0x7010, 0x1100, 3}));
+  EXPECT_EQ(rs[13].data_root, (DataRootRecord{0x7040, 0x1200, 0x610}));
+  EXPECT_EQ(rs[14].data_root, (DataRootRecord{0x7060, 0x1000, 0x500}));
 }
 
 TEST(GoDialects, Go13TypesSaidTwiceAreDefinedOnce) {

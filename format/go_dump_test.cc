@@ -86,7 +86,7 @@ TEST(GoDump, MapsEveryGoRecordOntoTheModel) {
   ASSERT_EQ(kinds, want);
   EXPECT_EQ(rs[0].params, (ParamsRecord{0, 8, 0, 0x1000, 0x9000}));
   EXPECT_EQ(rs[1].type.name, "main.node");
-  EXPECT_EQ(rs[2].itab, (ItabRecord{0x600, 1}));
+  EXPECT_EQ(rs[2].itab, (ItabRecord{0x600, 1, 0x500}));  // the itab's type is kept for --binary
   // Untyped objects get a synthetic type per size and pointer layout.
   EXPECT_EQ(rs[3].type.addr, kGoSyntheticTypeBase);
   EXPECT_EQ(rs[3].type.name, "obj24[0,16]");
@@ -221,7 +221,7 @@ TEST(GoDump, Go15AndGo16ReadAsGo17ButTheirItabsNameThePointerType) {
     EXPECT_EQ(Reader(in).dialect(), dialect);
     const std::vector<Record> rs = ReadAll(header + body);
     ASSERT_EQ(rs.size(), 4u);
-    EXPECT_EQ(rs[2].itab, (ItabRecord{0x600, dialect == Dialect::kGo17 ? 0u : 1u}));
+    EXPECT_EQ(rs[2].itab, (ItabRecord{0x600, dialect == Dialect::kGo17 ? 0u : 1u, 0x500}));
   }
   // The whole sample reads the same under every header.
   const std::vector<Record> go17 = ReadAll(SampleDump());

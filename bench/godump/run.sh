@@ -7,6 +7,8 @@
 # installed Go; bench/godump/go_to_libdump rewrites its records as a libdump
 # dump, so both files hold the same objects, payloads, types and roots.
 # Files live in /dev/shm so the figures measure the code, not the disk.
+# A third contender converts the Go dump with --binary (typed by the
+# producer's DWARF), paired with the same round's untyped conversion of it.
 # With valgrind installed it also counts instructions (callgrind) of one run
 # of each on the same files: repeatable on a loaded machine where CPU time
 # is not.
@@ -53,6 +55,12 @@ for _ in $(seq "$rounds"); do
       [ "$d" = go ] && last=$1
     done
     ratio[$op]+="$(echo "$last / $1" | bc -l) "
+    if [ "$op" = convert ]; then  # typed against this round's untyped conversion of the Go dump
+      rm -f "$dir/out.hprof"
+      set -- $(cpu "$dumptohprof" -q --binary "$dir/producer" "$go_dump" "$dir/out.hprof")
+      t[typed]+="$1 "; rss[typed]=$2
+      ratio[typed]+="$(echo "$1 / $last" | bc -l) "
+    fi
   done
 done
 
@@ -66,6 +74,11 @@ for op in read convert; do
   printf '%-22s %12.3f %12.3f %14.2f %9.0f / %.0f\n' "$name" "$(median ${t[$op.go]})" "$(median ${t[$op.lib]})" \
     "$(median ${ratio[$op]})" "$(echo "${rss[$op.go]} / 1024" | bc -l)" "$(echo "${rss[$op.lib]} / 1024" | bc -l)"
 done
+# shellcheck disable=SC2086
+printf '%-22s %12.3f %12s %14s %9.0f MiB; --binary / untyped %.2f\n' "dumptohprof --binary" "$(median ${t[typed]})" "" "" \
+  "$(echo "${rss[typed]} / 1024" | bc -l)" "$(median ${ratio[typed]})"
+rm -f "$dir/out.hprof"
+"$dumptohprof" --binary "$dir/producer" "$go_dump" "$dir/out.hprof" | grep '^Go types'
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 command -v valgrind >/dev/null || exit 0
@@ -85,3 +98,5 @@ for op in read convert; do
   fi
   printf '%-22s %14s %14s %14.2f\n' "$name" "$g" "$l" "$(echo "$g / $l" | bc -l)"
 done
+rm -f "$dir/out.hprof"; b=$(instr "$dumptohprof" -q --binary "$dir/producer" "$go_dump" "$dir/out.hprof")
+printf '%-22s %14s %14s %14s; --binary / untyped %.2f\n' "dumptohprof --binary" "$b" "" "" "$(echo "$b / $g" | bc -l)"

@@ -9,6 +9,8 @@
 //          [--roots KIND=N]... exact count of GC roots of a kind ("Java frame", "JNI global", ...)
 //          [--alloc-traces N]  objects whose stack trace (allocation site) has frames
 //          [--static CLASS.FIELD=VALUE]... a static field's value as VisualVM shows it
+//          [--class CLASS=COUNT[:FIELD,...]]... a class's exact instance count and
+//                               instance fields it must have (dumptohprof --binary)
 //
 // Checks: per-class instance counts equal the histogram (types whose objects
 // share an hprof class, as all byte[] do, are compared as a group); every
@@ -32,6 +34,7 @@ public class HeapCheck {
         int threads = -1, frames = -1;
         Map<String, Integer> rootKinds = new TreeMap<>();
         Map<String, String> statics = new TreeMap<>();
+        List<String> classChecks = new ArrayList<>();
         for (int i = 1; i < args.length; i++) {
             switch (args[i]) {
                 case "--histogram": histogram = args[++i]; break;
@@ -41,6 +44,7 @@ public class HeapCheck {
                 case "--roots": { String a = args[++i]; int eq = a.lastIndexOf('=');
                     rootKinds.put(a.substring(0, eq), Integer.parseInt(a.substring(eq + 1))); break; }
                 case "--alloc-traces": allocTraces = Long.parseLong(args[++i]); break;
+                case "--class": classChecks.add(args[++i]); break;
                 case "--static": { String a = args[++i]; int eq = a.indexOf('=');
                     statics.put(a.substring(0, eq), a.substring(eq + 1)); break; }
                 default: System.err.println("unknown argument " + args[i]); System.exit(2);
@@ -55,6 +59,7 @@ public class HeapCheck {
             Heap heap = HeapFactory.createHeap(file);
             check(heap, histogram, classMap, threads, frames, rootKinds);
             checkStatics(heap, statics);
+            checkClasses(heap, classChecks);
         } catch (IOException | RuntimeException e) {
             problem("VisualVM's heap library cannot load the file: " + e);
         } finally {
@@ -332,6 +337,24 @@ public class HeapCheck {
         }
         System.out.printf("structure: %d objects, %d classes, %d traces, %d frames, object-array references %d%n",
                 objects.size(), classes.size(), traces.size(), frames.size(), slots);
+    }
+
+    // CLASS=COUNT[:FIELD,...]: the class, its instance count, its instance fields.
+    static void checkClasses(Heap heap, List<String> checks) {
+        for (String a : checks) {
+            int eq = a.lastIndexOf('='), colon = a.indexOf(':', eq);
+            String name = a.substring(0, eq);
+            long want = Long.parseLong(colon < 0 ? a.substring(eq + 1) : a.substring(eq + 1, colon));
+            JavaClass c = heap.getJavaClassByName(name);
+            if (c == null) { problem("class " + name + " not in the heap"); continue; }
+            System.out.printf("class %s: %d instances%n", name, c.getInstancesCount());
+            if (c.getInstancesCount() != want) problem("class " + name + ": expected " + want + " instances, got " + c.getInstancesCount());
+            if (colon < 0) continue;
+            Set<String> fields = new HashSet<>();
+            for (Object f : c.getFields()) fields.add(((Field) f).getName());
+            for (String f : a.substring(colon + 1).split(","))
+                if (!fields.contains(f)) problem("class " + name + " has no field " + f + " (has " + new TreeSet<>(fields) + ")");
+        }
     }
 
     static void checkStatics(Heap heap, Map<String, String> statics) {

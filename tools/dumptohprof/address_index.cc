@@ -88,6 +88,20 @@ uint64_t AddressIndex::FindInRange(uint64_t p) const {
   return p - e.addr < size || p == e.addr ? e.addr : 0;
 }
 
+size_t AddressIndex::PositionOf(uint64_t p) const {
+  if (n_ == 0 || p < lo_ || p >= hi_) return kNone;
+  const size_t b = static_cast<size_t>((p - lo_) >> shift_);
+  const Entry* first = entries_ + buckets_[b];
+  const Entry* last = entries_ + buckets_[b + 1];
+  const Entry* it = first;
+  if (last - first <= 8) {  // the usual bucket, walked as FindInRange walks it
+    while (it < last && it->addr < p) ++it;
+  } else {
+    it = std::lower_bound(first, last, p, [](const Entry& e, uint64_t v) { return e.addr < v; });
+  }
+  return it != last && it->addr == p ? static_cast<size_t>(it - entries_) : kNone;
+}
+
 size_t AddressIndex::memory_bytes() const {
   return n_ * sizeof(Entry) + buckets_.size() * sizeof(uint32_t) + huge_.size() * 32;
 }

@@ -45,6 +45,13 @@ class AddressIndex {
     return p - lo_ < hi_ - lo_ ? FindInRange(p) : 0;
   }
 
+  // The position (0 .. size()-1, in address order) of the object starting
+  // exactly at p, or kNone; for passes that keep a little per object.
+  static constexpr size_t kNone = SIZE_MAX;
+  size_t PositionOf(uint64_t p) const;
+  uint64_t SizeAt(size_t position) const { return SizeOf(entries_[position]); }
+  uint64_t StartAt(size_t position) const { return entries_[position].addr; }
+
   size_t size() const { return n_; }
   // One past the highest byte of any object (0 when empty).
   uint64_t end() const { return hi_; }

@@ -27,6 +27,23 @@ TEST(AddressIndex, StartsInteriorEndsAndGaps) {
   EXPECT_EQ(x.end(), 0x2008u);
 }
 
+TEST(AddressIndex, PositionsOfObjectStartsOnly) {
+  AddressIndex x;
+  x.Add(0x2000, 8);  // out of order: positions count in address order
+  x.Add(0x1000, 16);
+  x.Add(0x1010, 0);
+  x.Finish();
+  EXPECT_EQ(x.PositionOf(0x1000), 0u);
+  EXPECT_EQ(x.PositionOf(0x1010), 1u);
+  EXPECT_EQ(x.PositionOf(0x2000), 2u);
+  EXPECT_EQ(x.SizeAt(0), 16u);
+  EXPECT_EQ(x.SizeAt(2), 8u);
+  EXPECT_EQ(x.PositionOf(0x1008), AddressIndex::kNone);  // interior
+  EXPECT_EQ(x.PositionOf(0x1FFF), AddressIndex::kNone);
+  EXPECT_EQ(x.PositionOf(0), AddressIndex::kNone);
+  EXPECT_EQ(x.PositionOf(0x2008), AddressIndex::kNone);
+}
+
 TEST(AddressIndex, UnsortedInputAndDuplicates) {
   AddressIndex x;
   x.Add(0x3000, 8);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dump_catalog.h"
+#include "go_class_plan.h"
 #include "libdump/format/hprof_classes.h"
 #include "libdump/format/hprof_ids.h"
 #include "libdump/format/hprof_standard_classes.h"
@@ -66,6 +67,12 @@ class Converter {
       // A Go runtime's dump maps one Go record onto several of the model's,
       // so its records cannot be split into ranges: converted serially.
       serial_only_ = compressed_ || d.reader().dialect() != format::Dialect::kLibdump;
+    }
+    if (o_.program != nullptr) {
+      go_ = TypeGoObjects(path_, catalog_, *o_.program);
+      stats_.go_typed = true;
+      stats_.go = go_->stats;
+      plan_.go_class_of = &go_->of_object;
     }
     const format::ParamsRecord& p = catalog_.params();
     plan_.catalog = &catalog_;
@@ -136,6 +143,9 @@ class Converter {
     root_class_ = classes_->Add("libdump/Root", std_->object(), root_fields);
     plan_.untyped_array = classes_->Add("[L(untyped);", std_->object(), {});
     DeclareMemStats();
+    // Go classes first: a Go dump's own type records (its itabs' types) carry
+    // the same names but no objects, and take the primes.
+    DeclareGoClasses();
     for (auto& [id, plan] : PlanTypes(catalog_)) {
       PlannedType& t = plan_.types[id];
       plan.name = UniqueName(plan.name);
@@ -145,6 +155,29 @@ class Converter {
         t.data_size = classes_->DataSize(t.instance_class);
       }
       if (t.plan.regular == Shape::kWordArray || t.plan.array == Shape::kWordArray) {
+        t.array_class = classes_->Add("[L" + t.plan.name + ";", std_->object(), {});
+      }
+    }
+  }
+
+  // --binary: a class for each Go typing some object has.
+  void DeclareGoClasses() {
+    if (!go_) return;
+    std::vector<bool> used(go_->typings.size(), false);
+    for (uint32_t g : go_->of_object) used[g] = true;
+    plan_.go_types.resize(go_->typings.size());
+    for (size_t i = 1; i < go_->typings.size(); ++i) {
+      if (!used[i]) continue;
+      PlannedType& t = plan_.go_types[i];
+      t.plan = PlanGoClass(*o_.program, go_->typings[i], plan_.ptr);
+      if (t.plan.regular == Shape::kInstance) {
+        t.plan.name = UniqueName(t.plan.name);
+        t.instance_class = classes_->Add(t.plan.name, std_->object(), t.plan.specs, t.plan.instance_size);
+        t.data_size = classes_->DataSize(t.instance_class);
+      } else if (t.plan.regular == Shape::kWordArray) {
+        // The array class's name, not the element's, must be unique.
+        while (used_names_.contains("[L" + t.plan.name + ";")) t.plan.name += "'";
+        used_names_.insert("[L" + t.plan.name + ";");
         t.array_class = classes_->Add("[L" + t.plan.name + ";", std_->object(), {});
       }
     }
@@ -341,6 +374,13 @@ class Converter {
         if (counts[s] != 0) out[{id, DisplayName(names[s])}] += counts[s];
       }
     }
+    for (const auto& [key, n] : c.go_typed) {
+      const TypePlan& t = plan_.go_types.at(key.second).plan;
+      const std::string name = t.regular == Shape::kInstance    ? t.name
+                               : t.regular == Shape::kWordArray ? "[L" + t.name + ";"
+                                                                : hp::PrimitiveArrayClassName(t.prim);
+      out[{key.first, DisplayName(name)}] += n;
+    }
     for (const auto& [id, u] : c.untyped) {
       if (u.arrays != 0) out[{id, DisplayName("[L(untyped);")}] += u.arrays;
       if (u.bytes != 0) out[{id, DisplayName("[B")}] += u.bytes;
@@ -362,6 +402,7 @@ class Converter {
   bool compressed_ = false;
   bool serial_only_ = false;
   HeapPlan plan_;
+  std::optional<GoTypes> go_;  // --binary
   std::optional<hp::Writer> writer_;
   std::optional<hp::IdAllocator> ids_;
   std::optional<hp::StringTable> strings_;

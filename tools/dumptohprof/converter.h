@@ -11,6 +11,8 @@
 #include <ostream>
 #include <string>
 
+#include "go_types.h"
+#include "go_typing.h"
 #include "libdump/format/hprof_writer.h"
 #include "libdump/format/reader.h"
 
@@ -31,6 +33,8 @@ struct ConvertOptions {
   // most of a conversion's cost, and small buffers refill and drain more often.
   format::ReaderOptions reader;
   size_t writer_buffer = size_t{1} << 20;
+  // --binary: the Go program that wrote the dump, whose DWARF types its objects (go_typing.h).
+  const godwarf::GoProgram* program = nullptr;
   // Called now and then with the pass (1 or 2) and the decompressed offset.
   std::function<void(int pass, uint64_t offset)> progress;
 };
@@ -52,11 +56,14 @@ struct ConvertStats {
   uint64_t hprof_bytes = 0;
   uint64_t segments = 0;
   uint64_t index_bytes = 0;
+  bool go_typed = false;  // --binary
+  GoTypingStats go;
   // (dump type id, class name as readers show it) -> objects
   std::map<std::pair<uint64_t, std::string>, uint64_t> classes_by_type;
 };
 
-// Throws format::FormatError for a bad dump, std::system_error for I/O.
+// Throws format::FormatError for a bad dump, std::system_error for I/O,
+// BinaryMismatch when options.program did not write the dump.
 ConvertStats Convert(const std::string& dump_path, format::hprof::Output& out, const ConvertOptions& options);
 
 // One line per (dump type, hprof class): "TYPEID<TAB>CLASS<TAB>COUNT".

@@ -21,6 +21,7 @@
 #include <system_error>
 
 #include "converter.h"
+#include "dwarf_loader.h"
 #include "input_file.h"
 #include "libdump/format/hprof_threaded_output.h"
 #include "libdump/format/hprof_writer.h"
@@ -57,7 +58,7 @@ int Usage(const std::string& why) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string dump, out, class_map, threads = "0", segment = "1024";
+  std::string dump, out, class_map, binary, threads = "0", segment = "1024";
   dumptohprof::ConvertOptions options;
   bool quiet = false, force = false;
   po::options_description visible(
@@ -74,6 +75,8 @@ int main(int argc, char** argv) {
       ("redact", po::bool_switch(&options.redact), "write zeros for every byte that is not a pointer")
       ("class-map", po::value(&class_map)->value_name("FILE"),
        "write TYPEID<TAB>CLASS<TAB>COUNT lines for every dump type to FILE ('-': standard output)")
+      ("binary", po::value(&binary)->value_name("PROG"),
+       "a Go runtime's dump: name its objects by the Go types in PROG's DWARF (the program that wrote it)")
       ("segment-mb", po::value(&segment)->value_name("N")->default_value("1024"), "heap dump segment size in MiB (1..4095)")
       ("threads", po::value(&threads)->value_name("N")->default_value("0"),
        "threads converting objects, 0..256 (0: cores - 1, at most 4; one thread on 2 cores); "
@@ -111,6 +114,18 @@ int main(int argc, char** argv) {
   }
   options.max_segment = *segment_mb << 20;
   options.threads = static_cast<unsigned>(*thread_count);
+
+  // The program is read before anything is written: a wrong one costs nothing.
+  std::optional<godwarf::GoProgram> program;
+  if (!binary.empty()) {
+    try {
+      program.emplace(godwarf::LoadGoProgram(binary));
+    } catch (const godwarf::LoadError& e) {
+      std::cerr << binary << ": " << e.what() << "\n";
+      return kExitInvalid;
+    }
+    options.program = &*program;
+  }
 
   std::optional<tools::InputFile> input;
   try {
@@ -173,6 +188,13 @@ int main(int argc, char** argv) {
                   (unsigned long long)s.roots, (unsigned long long)s.unresolved_roots,
                   (unsigned long long)s.finalizers, (unsigned long long)s.alloc_stacks, s.dump_bytes / 1e6, s.hprof_bytes / 1e6,
                   (unsigned long long)s.segments, secs, secs > 0 ? s.dump_bytes / 1e6 / secs : 0.0);
+      if (s.go_typed) {
+        const dumptohprof::GoTypingStats& g = s.go;
+        std::fprintf(report, "Go types from %s: %llu of %llu objects typed (%.1f%%), %llu of %llu bytes (%.1f%%)\n",
+                     binary.c_str(), (unsigned long long)g.typed_objects, (unsigned long long)g.objects,
+                     g.objects ? 100.0 * g.typed_objects / g.objects : 0.0, (unsigned long long)g.typed_bytes,
+                     (unsigned long long)g.bytes, g.bytes ? 100.0 * g.typed_bytes / g.bytes : 0.0);
+      }
       if (s.truncated_arrays) std::fprintf(report, "%llu arrays longer than 4 GiB truncated\n", (unsigned long long)s.truncated_arrays);
     }
     return kExitOk;
@@ -183,6 +205,9 @@ int main(int argc, char** argv) {
     progress.Done();
     std::cerr << "dumptohprof: " << e.what() << "\n";
   } catch (const tools::InputError& e) {
+    progress.Done();
+    std::cerr << name << ": " << e.what() << "\n";
+  } catch (const dumptohprof::BinaryMismatch& e) {
     progress.Done();
     std::cerr << name << ": " << e.what() << "\n";
   } catch (const std::system_error& e) {

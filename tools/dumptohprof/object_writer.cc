@@ -65,6 +65,7 @@ void ObjectCounts::Add(const ObjectCounts& o) {
     untyped[id].arrays += c.arrays;
     untyped[id].bytes += c.bytes;
   }
+  for (const auto& [key, n] : o.go_typed) go_typed[key] += n;
 }
 
 bool ObjectWriter::Convert(format::Reader& reader, const format::Record& r) {
@@ -140,6 +141,7 @@ void ObjectWriter::Object(format::Reader& reader, const format::Record& r) {
     throw format::FormatError(r.offset, "kind 1 (object)",
                               "object " + HexAddr(o.addr) + " starts where an earlier object starts");
   }
+  if (plan_.go_class_of != nullptr && GoObject(reader, o)) return;
   if (o.type != last_type_id_ || last_type_ == nullptr) {
     auto it = o.type == 0 ? plan_.types.end() : plan_.types.find(o.type);
     if (it == plan_.types.end()) return Untyped(reader, o, counts_.untyped[o.type]);
@@ -155,6 +157,20 @@ void ObjectWriter::Object(format::Reader& reader, const format::Record& r) {
     case Shape::kWordArray: return Words(reader, o, t.array_class, t.plan.pointer_words);
     case Shape::kPrimitiveArray: return Primitives(reader, o, t.plan.prim);
   }
+}
+
+bool ObjectWriter::GoObject(format::Reader& reader, const format::ObjectRecord& o) {
+  const size_t pos = plan_.catalog->index().PositionOf(o.addr);
+  const uint32_t g = pos == AddressIndex::kNone ? 0 : (*plan_.go_class_of)[pos];
+  if (g == 0) return false;
+  const PlannedType& t = plan_.go_types[g];
+  ++counts_.go_typed[{o.type, g}];
+  switch (t.plan.regular) {
+    case Shape::kInstance: Instance(reader, o, t); break;
+    case Shape::kWordArray: Words(reader, o, t.array_class, t.plan.pointer_words); break;
+    case Shape::kPrimitiveArray: Primitives(reader, o, t.plan.prim); break;
+  }
+  return true;
 }
 
 void ObjectWriter::Instance(format::Reader& reader, const format::ObjectRecord& o, const PlannedType& t) {

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -40,6 +41,10 @@ struct HeapPlan {
   unsigned ptr = 8;
   bool big = false;
   bool redact = false;
+  // --binary: each object's Go class by AddressIndex position, an index into
+  // go_types (0: none, the object keeps its dump type); null without it.
+  const std::vector<uint32_t>* go_class_of = nullptr;
+  std::vector<PlannedType> go_types;
 };
 
 // Objects with no type, or a type no record defines.
@@ -60,6 +65,7 @@ struct ObjectCounts {
   uint64_t alloc_stacks = 0;
   std::unordered_map<uint64_t, std::array<uint64_t, 3>> by_type;  // dump type -> objects by Shape
   std::unordered_map<uint64_t, UntypedCounts> untyped;            // dump type -> untyped objects
+  std::map<std::pair<uint64_t, uint32_t>, uint64_t> go_typed;     // (dump type, Go class) -> objects
 
   void Add(const ObjectCounts& o);
 };
@@ -78,6 +84,8 @@ class ObjectWriter {
 
  private:
   void Object(format::Reader& reader, const format::Record& r);
+  // --binary: converts the object as its Go class, if it has one.
+  bool GoObject(format::Reader& reader, const format::ObjectRecord& o);
   void Instance(format::Reader& reader, const format::ObjectRecord& o, const PlannedType& t);
   void Words(format::Reader& reader, const format::ObjectRecord& o, format::hprof::Id cls,
              const std::vector<bool>& pointer_words);

@@ -103,12 +103,20 @@ struct StackRootRecord {
   uint64_t addr = 0;   // where the pointer was found
   uint64_t ptr = 0;    // what it points to
   uint64_t frame = 0;  // sp of the frame holding it
+  // Go dumps: the word before addr in its frame (DataRootRecord::before says
+  // why). Not on libdump's wire (Layout below).
+  uint64_t before = 0;
   bool operator==(const StackRootRecord&) const = default;
 };
 
 struct DataRootRecord {
   uint64_t addr = 0;
   uint64_t ptr = 0;
+  // Go dumps: the word before addr in its segment. Go's bitmaps do not mark
+  // an interface's itab or type word, so this is how dumptohprof --binary
+  // learns the type behind an interface's data word. Not on libdump's wire
+  // (Layout below).
+  uint64_t before = 0;
   bool operator==(const DataRootRecord&) const = default;
 };
 
@@ -179,6 +187,10 @@ struct FinalizerRecord {
 struct ItabRecord {
   uint64_t addr = 0;
   uint64_t ptr = 0;  // 1: the data word of an interface with this itab is a pointer
+  // Go dumps from go1.4 on: the address of the itab's type (go1.7: the type
+  // stored in the interface), whose runtime descriptor a Go program's DWARF
+  // names (dumptohprof --binary); 0 otherwise. Not on libdump's wire (Layout below).
+  uint64_t type = 0;
   bool operator==(const ItabRecord&) const = default;
 };
 
