@@ -329,6 +329,7 @@ class Typer {
     const GoTyping t = out_.typings[out_.of_object[pos]];
     const uint64_t addr = index_.StartAt(pos);
     const std::vector<uint64_t>& offs = layouts_[layout_of_[pos]];
+    if (offs.empty()) return;  // a pointer-free object has no words in the store
     const uint64_t* words = words_.At(start_[pos]);
     const TypeWords& w = Words(t.type);  // Fits found each of offs in it
     const uint64_t size = program_.type(t.type).size;
