@@ -224,9 +224,8 @@ void Input::Start(const InputOptions& options) {
   buffer_size_ = std::max<size_t>(options.buffer_size, 64);
   // No larger than a regular file (a small dump need not take a megabyte;
   // compressed, its bytes refill this buffer as they are decoded).
-  if (const std::optional<uint64_t> size = raw_->Size(); size && *size < buffer_size_) {
-    buffer_size_ = std::max<size_t>(static_cast<size_t>(*size), 4096);
-    buffer_size_ = std::min(buffer_size_, std::max<size_t>(options.buffer_size, 64));
+  if (const std::optional<uint64_t> size = raw_->Size()) {
+    buffer_size_ = std::min<uint64_t>(buffer_size_, std::max<uint64_t>(*size, 4096));
   }
   buf_.reset(new uint8_t[buffer_size_]);
   begin_ = pos = end = buf_.get();

@@ -70,9 +70,8 @@ class HprofReader::Impl {
     }
     // No larger than the file: a small hprof (or the fuzzer's inputs) need
     // not clear a megabyte. Fill grows it for a record that needs more.
-    size_t want = std::max<size_t>(o_.buffer_size, 4096);
-    if (sized_ && size_ < want) want = std::max<size_t>(static_cast<size_t>(size_), 4096);
-    buf_.resize(want);
+    const size_t want = std::max<size_t>(o_.buffer_size, 4096);
+    buf_.resize(sized_ ? std::min<uint64_t>(want, std::max<uint64_t>(size_, 4096)) : want);
     p_ = buf_.data();
   }
   Impl(std::span<const uint8_t> data, HprofReaderOptions o) : o_(o), mem_(true), sized_(true), size_(data.size()) {
