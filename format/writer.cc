@@ -62,9 +62,13 @@ void Writer::Gather(const void* p, size_t n) {
   piece_ = pos_;
 }
 
+void Writer::Payload(const void* p, size_t n) {
+  if (options_.gather_min != 0 && n != 0 && n >= options_.gather_min) return Gather(p, n);
+  Bytes(p, n);
+}
+
 void Writer::Bytes(const void* p, size_t n) {
   if (n == 0) return;  // p may then be null, which memcpy does not allow
-  if (options_.gather_min != 0 && n >= options_.gather_min) return Gather(p, n);
   if (static_cast<size_t>(end_ - pos_) >= n) {
     std::memcpy(pos_, p, n);
     pos_ += n;
@@ -115,7 +119,7 @@ void Writer::Put(const R& r) {
 
 void Writer::Object(const ObjectRecord& r, const void* payload) {
   Put<Kind::kObject>(r);
-  Bytes(payload, r.size);
+  Payload(payload, r.size);
 }
 
 void Writer::StackRoot(const StackRootRecord& r) { Put<Kind::kStackRoot>(r); }

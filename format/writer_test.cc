@@ -97,5 +97,32 @@ TEST(WriterGather, EveryRecordKindReadsTheSame) {
   EXPECT_EQ(copied.bytes, testing::SampleDump());
 }
 
+// A record's strings belong to its caller, who may free them as soon as the
+// call returns (a frame name demangled into a temporary): only object
+// payloads are gathered, however long a name is.
+TEST(WriterGather, RecordStringsAreCopiedNotGathered) {
+  RecordingSink copied, gathered;
+  const std::string name(1000, 'n');
+  auto write = [&](Writer& w) {
+    std::string scratch = name;  // overwritten below, before the flush
+    w.Frame({0x1000, 0, 0x2000, 0x2010, scratch});
+    w.Type({0x3000, 16, scratch, false, {}});
+    w.OtherRoot(scratch, 0x4000);
+    scratch.assign(scratch.size(), 'X');
+    w.Eof();
+  };
+  {
+    Writer w(copied);
+    write(w);
+  }
+  {
+    Writer w(gathered, {.gather_min = 1});
+    write(w);
+  }
+  EXPECT_TRUE(copied.bytes == gathered.bytes);
+  EXPECT_EQ(gathered.bytes.find('X'), std::string::npos);
+  EXPECT_NE(gathered.bytes.find(name), std::string::npos);
+}
+
 }  // namespace
 }  // namespace libdump::format

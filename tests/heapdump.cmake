@@ -29,3 +29,13 @@ if(TARGET libdump_runtime AND TARGET libdump_prof_preload AND TARGET readdump)
   add_test(NAME heapdump_output_safety COMMAND ${CMAKE_CURRENT_LIST_DIR}/output_safety.sh ${PROJECT_BINARY_DIR})
   set_tests_properties(heapdump_output_safety PROPERTIES LABELS "integration;no_asan" TIMEOUT 300)
 endif()
+
+# Every frame, type and thread name of a signal dump is exact, byte for byte,
+# names of 256 bytes and more included (issue 35).
+if(TARGET libdump_runtime AND TARGET readdump)
+  add_executable(dump_names_program ${CMAKE_CURRENT_LIST_DIR}/dump_names_program.cc)
+  target_link_libraries(dump_names_program PRIVATE Threads::Threads ${CMAKE_DL_LIBS})
+  add_test(NAME heapdump_names_exact
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/heapdump_names.sh ${PROJECT_BINARY_DIR} $<TARGET_FILE:dump_names_program> 10)
+  set_tests_properties(heapdump_names_exact PROPERTIES LABELS "integration;no_asan" TIMEOUT 300)
+endif()

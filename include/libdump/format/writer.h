@@ -24,10 +24,12 @@ namespace libdump::format {
 struct WriterOptions {
   bool seed_only = false;          // write no extension record (kinds >= 13)
   size_t buffer_size = 256 << 10;  // mapped once, in the constructor
-  // Payloads of at least this many bytes are not copied: the sink reads them
-  // where they lie, so they must stay unchanged until the next Flush() (a
-  // stopped world: flush before resuming it). 0 copies every payload. Small
-  // payloads are cheaper to copy than to describe with an iovec.
+  // Object payloads of at least this many bytes are not copied: the sink
+  // reads them where they lie, so they must stay unchanged until the next
+  // Flush() (a stopped world: flush before resuming it). 0 copies every
+  // payload. Small payloads are cheaper to copy than to describe with an
+  // iovec. Record fields (strings, lists) are always copied: a record is
+  // built from values its caller may free as soon as the call returns.
   size_t gather_min = 0;
 };
 
@@ -79,6 +81,10 @@ class Writer {
   void Drain();
   void U(uint64_t v);
   void Str(std::string_view s);
+  // An object payload: gathered when gather_min allows, else copied.
+  void Payload(const void* p, size_t n);
+  // Bytes of a record: copied into the buffer (or, when large, written
+  // through at once), so the caller's memory is free to go on return.
   void Bytes(const void* p, size_t n);
   void Gather(const void* p, size_t n);
 
