@@ -253,6 +253,7 @@ void EnsureInitialized() {
   if (libdump_snapshot_preinit != nullptr) libdump_snapshot_preinit();
   if (pthread_key_create(&g_exit_key, ThreadExit) != 0) Fatal("cannot create the thread-exit key", nullptr);
   g_stacked_key = NewStackedKey();
+  InitDebugHeap();
   g_initialized.store(true, std::memory_order_release);
 }
 
@@ -316,6 +317,29 @@ void* AllocateSlow(size_t size) {
     return nullptr;
   }
   void* p = RecentHeight(recent) != 0 ? PopRecent(h, cc, c, recent) : TakeCachedSlot(cc);
+  h->sample_left -= cc.slot_size;
+  if (h->sample_left < 0) {
+    h->sample_left = NextSampleCountdown(h);
+    MarkSampled(p, cc.slot_size);
+  }
+  return p;
+}
+
+// The debug heap's malloc (debug_heap.h): never a stacked slot (the stack
+// is the quarantine), always one of the bitmap's, checked before it goes.
+void* DebugAllocate(size_t size) {
+  ThreadHeap* h = t_heap;
+  if (h == nullptr) h = AttachHeap();
+  if (size > kMaxSmallSize) return AllocateLarge(h, size, 1);
+  const int c = SizeToClass(size);
+  ClassCache& cc = h->cache[c];
+  if (cc.free_bits.load(std::memory_order_relaxed) == 0 && !Refill(h, c)) {
+    OutOfMemory(size);
+    return nullptr;
+  }
+  void* p = TakeCachedSlot(cc);
+  if (HasStackedKey(p)) Fatal("slot handed out while on a stack of recent frees", p);
+  CheckPoison(p, cc.slot_size, 0);
   h->sample_left -= cc.slot_size;
   if (h->sample_left < 0) {
     h->sample_left = NextSampleCountdown(h);

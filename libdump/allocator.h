@@ -7,6 +7,7 @@
 
 #include "allocator_state.h"
 #include "config.h"
+#include "debug_heap.h"
 #include "page_map.h"
 #include "size_class.h"
 #include "span.h"
@@ -54,6 +55,7 @@ __attribute__((always_inline)) inline void* TakeCachedSlot(ClassCache& cc) {
 // neither the span's bits nor its standing change. Release: a walk that
 // reads the new height reads the entry below it.
 __attribute__((always_inline)) inline void StackSlot(ThreadHeap* h, uint32_t c, void* ptr) {
+  if (LIBDUMP_UNLIKELY(g_debug_heap)) return DebugStackSlot(h, c, ptr);
   ClassCache& cc = h->cache[c];
   const uint64_t recent = cc.recent.load(std::memory_order_relaxed);
   const uint32_t n = RecentHeight(recent);
@@ -69,6 +71,7 @@ __attribute__((always_inline)) inline void StackSlot(ThreadHeap* h, uint32_t c, 
 // always_inline: GCC would otherwise keep one out-of-line copy, called
 // through the PLT from every entry point of libdump.so.
 __attribute__((always_inline)) inline void* AllocateFast(size_t size) {
+  if (LIBDUMP_UNLIKELY(g_debug_heap)) return DebugAllocate(size);
   ThreadHeap* h = t_heap;
   if (LIBDUMP_LIKELY(h != nullptr && size <= kMaxSmallSize)) {
     const int c = SizeToClass(size);

@@ -5,6 +5,7 @@
 #include "allocator_state.h"
 #include "arena.h"
 #include "central_freelist.h"
+#include "debug_heap.h"
 #include "fatal.h"
 #include "lock.h"
 #include "page_heap.h"
@@ -57,6 +58,7 @@ Span* NewSmallSpan(ThreadHeap* h, int c) {
   s->sample_slot.store(0, std::memory_order_relaxed);
   s->owner.store(h, std::memory_order_relaxed);
   s->state = SpanState::kSmall;
+  if (g_debug_heap) Poison(reinterpret_cast<void*>(s->start), size_t{s->nslots} * s->slot_size);
   return s;
 }
 
@@ -180,7 +182,11 @@ void CheckRemoteFrees(const Span* s, uint32_t w, uint64_t r) {
       }
     }
     // The object held the key: a free slot keeps none.
-    ClearStackedKey(slot);
+    if (g_debug_heap) {
+      *static_cast<uint64_t*>(slot) = kPoisonWord;
+    } else {
+      ClearStackedKey(slot);
+    }
   }
 }
 
@@ -287,6 +293,7 @@ bool PrepareLocalFree(Span* s, uint32_t i) {
 
 void LocalFree(ThreadHeap* h, Span* s, uint32_t i) {
   if (!PrepareLocalFree(s, i)) Fatal("double free", reinterpret_cast<void*>(s->SlotAddress(i)));
+  if (g_debug_heap) Poison(reinterpret_cast<void*>(s->SlotAddress(i)), s->slot_size);
   ClearBits(s->bits[i >> 6].live, uint64_t{1} << (i & 63), std::memory_order_release);
   Unreserve(h, s);
 }
@@ -322,6 +329,7 @@ void RemoteFree(ThreadHeap* h, Span* s, uint32_t i) {
       (s->remote[i >> 6].load(std::memory_order_relaxed) & m)) {
     Fatal("double free", reinterpret_cast<void*>(s->SlotAddress(i)));
   }
+  if (LIBDUMP_UNLIKELY(g_debug_heap)) PoisonRemoteFree(reinterpret_cast<void*>(s->SlotAddress(i)), s->slot_size);
   // Rare cases out of line, so that this path saves no registers: ~20 of the
   // ~180 instructions a remote free cost went on that.
   if (LIBDUMP_UNLIKELY(h == nullptr || (s->bits[i >> 6].annotated.load(std::memory_order_acquire) & m))) {
@@ -395,7 +403,11 @@ void DetachHeap(ThreadHeap* h) {
       // about a slot holding the key, never finds this one live.
       const uintptr_t a = h->recent[c].slot[n - 1].load(std::memory_order_relaxed);
       --ClearLive(a)->used;
-      ClearStackedKey(reinterpret_cast<void*>(a));
+      if (g_debug_heap) {
+        *reinterpret_cast<uint64_t*>(a) = kPoisonWord;
+      } else {
+        ClearStackedKey(reinterpret_cast<void*>(a));
+      }
     }
     cc.mallocs_base.store(cc.mallocs_base.load(std::memory_order_relaxed) - RecentHeight(recent), std::memory_order_relaxed);
     cc.recent.store(recent - RecentHeight(recent), std::memory_order_release);
