@@ -1,5 +1,6 @@
 #include "central_freelist.h"
 
+#include "debug_heap.h"
 #include "page_heap.h"
 #include "span_remote.h"
 
@@ -19,6 +20,10 @@ constexpr int kAdoptScan = 16;
 }  // namespace
 
 void ReleaseSmallSpan(Span* s) {
+  // Every slot is free, so poisoned: the last chance to see a write after free.
+  if (LIBDUMP_UNLIKELY(g_debug_heap)) {
+    for (uint32_t i = 0; i < s->nslots; ++i) CheckPoison(reinterpret_cast<void*>(s->SlotAddress(i)), s->slot_size, 0);
+  }
   LockGuard g(g_page_heap.mutex());
   if (SpanExtra* e = s->extra.load(std::memory_order_relaxed)) {
     s->extra.store(nullptr, std::memory_order_relaxed);

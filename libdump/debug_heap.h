@@ -9,8 +9,9 @@
 //   which malloc no longer pops. A full stack evicts its oldest slot, in
 //   ring order, to the bitmap; so a slot is reused only after at least
 //   RecentDepth(size) more frees of its class (40 slots or 32 KiB).
-// - The poison is checked when a slot leaves the quarantine and when it is
-//   handed out, and every slot handed out is checked not to hold the key
+// - The poison is checked when a slot leaves the quarantine, when its owner
+//   folds in another thread's free of it, when its span goes back to the
+//   page heap and when it is handed out, and every slot handed out is checked not to hold the key
 //   (a slot handed out while stacked, or handed out twice).
 // A failed check prints one line (`libdump: write after free ... at 0x...`)
 // and aborts. Large objects are not checked.

@@ -173,7 +173,11 @@ void CheckRemoteFrees(const Span* s, uint32_t w, uint64_t r) {
   const ThreadHeap* owner = s->owner.load(std::memory_order_relaxed);
   for (uint64_t t = r; t != 0; t &= t - 1) {
     void* slot = reinterpret_cast<void*>(s->SlotAddress(w * 64 + static_cast<uint32_t>(__builtin_ctzll(t))));
-    if (!HasStackedKey(slot)) continue;
+    if (!HasStackedKey(slot)) {
+      // Poisoned by the freeing thread: written since, it was used after its free.
+      if (LIBDUMP_UNLIKELY(g_debug_heap)) CheckPoison(slot, s->slot_size, 0);
+      continue;
+    }
     if (owner != nullptr) {
       const RecentRow& row = owner->recent[s->size_class];
       const uint32_t n = RecentHeight(owner->cache[s->size_class].recent.load(std::memory_order_relaxed));
