@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "heap_walk.h"
+#include "testing/debug_heap_testutil.h"
 #include "libdump/heap.h"
 #include "page_map.h"
 #include "recent_frees.h"
@@ -113,6 +114,7 @@ TEST(StackedSlots, TheWalkAndFindObjectSkipAnotherThreadsStackedSlots) {
 // OnStack is the exact test behind the key: a freed slot is on its thread's
 // stack until malloc hands it out again, and on no other thread's.
 TEST(StackedSlots, OnStackFollowsFreeAndMalloc) {
+  LIBDUMP_SKIP_UNDER_DEBUG_HEAP("hands out no stacked slot (its quarantine)");
   void* p = Allocate(kSize);
   const int c = internal::SizeToClass(kSize);
   internal::ThreadHeap* mine = internal::t_heap;

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "testing/debug_heap_testutil.h"
 #include "libdump/heap.h"
 #include "page_map.h"
 #include "span.h"
@@ -190,6 +191,7 @@ TEST(ThreadCache, ThreadExitGivesItsSpansBack) {
 // and their slots come back to it), as long as it allocates that class too;
 // a thread that only frees the class leaves the orphans to an adopter.
 TEST(ThreadCache, FreeingIntoAnExitedThreadsSpanTakesItOverIfTheClassIsInUse) {
+  LIBDUMP_SKIP_UNDER_DEBUG_HEAP("hands out no stacked slot (its quarantine)");
   constexpr size_t kSize = 176;
   void* mine = Allocate(kSize);  // this thread allocates the class
   std::vector<void*> theirs;
@@ -233,6 +235,7 @@ TEST(ThreadCache, FreeingIntoAnExitedThreadsSpanTakesItOverIfTheClassIsInUse) {
 // the walk stops reporting the slot at once, and the class hands the slots
 // out again last-freed first, before any slot of the cached bitmap word.
 TEST(ThreadCache, FreedSlotsComeBackLastFreedFirstAndAreNotWalkedMeanwhile) {
+  LIBDUMP_SKIP_UNDER_DEBUG_HEAP("hands out no stacked slot (its quarantine)");
   void* p[3];
   for (auto& q : p) q = Allocate(80);
   Free(p[0]);
@@ -252,6 +255,7 @@ TEST(ThreadCache, FreedSlotsComeBackLastFreedFirstAndAreNotWalkedMeanwhile) {
 // is freed like any other (by the slow path, which finds it on no stack):
 // onto its class's stack, and a slot malloc hands out never holds the key.
 TEST(ThreadCache, AnObjectHoldingTheKeyIsFreedLikeAnyOther) {
+  LIBDUMP_SKIP_UNDER_DEBUG_HEAP("hands out no stacked slot (its quarantine)");
   void* p = Allocate(48);
   *static_cast<uint64_t*>(p) = internal::g_stacked_key;
   ObjectInfo o;
@@ -269,6 +273,7 @@ TEST(ThreadCache, AnObjectHoldingTheKeyIsFreedLikeAnyOther) {
 // and without the key, or a remote free of its next object would take that
 // object for a stacked one.
 TEST(ThreadCache, AnObjectHoldingTheKeyLeavesItWhenTheStackIsFull) {
+  LIBDUMP_SKIP_UNDER_DEBUG_HEAP("hands out no stacked slot (its quarantine)");
   std::vector<void*> fill(internal::kRecentDepth);
   for (void*& q : fill) q = Allocate(48);
   void* p = Allocate(48);
