@@ -220,9 +220,18 @@ void InstallSignals() {
   }
   if (pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
   fcntl(g_signal_pipe[1], F_SETFL, O_NONBLOCK);
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
+  // The thread takes none of the program's signals, but faults and the
+  // real-time signals stay deliverable: a heap dump's stop is one, and a
+  // thread that never answers it holds every dump (and every thread the
+  // dump stopped) for the stop's whole timeout.
+  sigset_t block, old;
+  sigemptyset(&block);
+  for (int s = 1; s < SIGRTMIN; ++s) {
+    if (s != SIGSEGV && s != SIGBUS && s != SIGFPE && s != SIGILL && s != SIGTRAP && s != SIGABRT && s != SIGSYS) {
+      sigaddset(&block, s);
+    }
+  }
+  pthread_sigmask(SIG_BLOCK, &block, &old);
   pthread_t t;
   const int rc = pthread_create(&t, nullptr, SignalWriter, nullptr);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
