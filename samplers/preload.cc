@@ -46,6 +46,7 @@
 
 #include <signal.h>
 
+#include "debug_server.h"
 #include "env_var.h"
 #include "flight_recorder.h"
 #include "libdump/heap_dump.h"
@@ -307,6 +308,13 @@ __attribute__((constructor)) void Init() {
     std::string error, bound;
     if (libdump::StartDebugServer(addr, &error, &bound)) {
       std::fprintf(stderr, "libdump: serving http://%s/debug/pprof/\n", bound.c_str());
+      libdump::samplers::ParsedAddress a;
+      if (libdump::samplers::ParseListenAddress(addr, &a, &error) && !libdump::samplers::IsLoopbackAddress(a.host)) {
+        std::fprintf(stderr,
+                     "libdump: warning: LIBDUMP_PPROF_ADDR=%s: other machines can reach /debug/pprof/ and read every "
+                     "byte of this heap; use 127.0.0.1:PORT to keep it local\n",
+                     addr);
+      }
     } else {
       std::fprintf(stderr, "libdump: LIBDUMP_PPROF_ADDR=%s: %s; not serving /debug/pprof/\n", addr, error.c_str());
     }
