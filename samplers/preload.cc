@@ -48,6 +48,7 @@
 
 #include "debug_server.h"
 #include "env_var.h"
+#include "helper_threads.h"
 #include "flight_recorder.h"
 #include "libdump/heap_dump.h"
 #include "libdump/profiler.h"
@@ -193,16 +194,22 @@ void OnProfileSignal(int sig) {
   errno = saved;
 }
 
+// Around the program's credential changes (helper_threads.h) the writer
+// ends (a 0 byte in the pipe) and starts again.
+pthread_t g_writer;
+bool g_writer_runs = false;
+unsigned g_snapshots = 0;
+std::atomic<bool> g_writer_quit{false};
+
 void* SignalWriter(void*) {
   pthread_setname_np(pthread_self(), "libdump-profiles");
-  unsigned snapshots = 0;
   for (;;) {
     unsigned char sig;
     const ssize_t n = read(g_signal_pipe[0], &sig, 1);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return nullptr;
+    if (n <= 0 || sig == 0 || g_writer_quit) return nullptr;
     if (sig == g_snapshot_signal) {
-      WriteSnapshots("." + std::to_string(++snapshots));
+      WriteSnapshots("." + std::to_string(++g_snapshots));
       continue;
     }
     AtExit();
@@ -210,6 +217,32 @@ void* SignalWriter(void*) {
     kill(getpid(), sig);  // this thread blocks it; another takes it and dies
   }
 }
+
+bool StartSignalWriter() {
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  const int rc = pthread_create(&g_writer, nullptr, SignalWriter, nullptr);
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  g_writer_runs = rc == 0;
+  return g_writer_runs;
+}
+
+bool StopSignalWriter() {
+  if (!g_writer_runs) return false;
+  const unsigned char quit = 0;
+  // A full pipe: the writer is busy with signals and sees g_writer_quit next.
+  g_writer_quit = true;
+  (void)!write(g_signal_pipe[1], &quit, 1);
+  pthread_join(g_writer, nullptr);
+  g_writer_runs = false;
+  g_writer_quit = false;
+  return true;
+}
+
+void RestartSignalWriter() { StartSignalWriter(); }
+
+const libdump::proc::HelperThread kWriterHelper{StopSignalWriter, RestartSignalWriter};
 
 void InstallSignals() {
   // SIGTERM and SIGINT already write every profile before the process ends.
@@ -221,14 +254,9 @@ void InstallSignals() {
   }
   if (pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
   fcntl(g_signal_pipe[1], F_SETFL, O_NONBLOCK);
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  pthread_t t;
-  const int rc = pthread_create(&t, nullptr, SignalWriter, nullptr);
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (rc != 0) return;
-  pthread_detach(t);
+  if (!StartSignalWriter()) return;
+  libdump::proc::RegisterHelperThread(&kWriterHelper);
+  pthread_atfork(nullptr, nullptr, [] { g_writer_runs = false; });  // the thread is the parent's
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);
   sa.sa_handler = OnProfileSignal;
