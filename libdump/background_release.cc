@@ -1,14 +1,18 @@
 #include "background_release.h"
 
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 
 #include "env_var.h"
+#include "helper_threads.h"
 #include "lock.h"
 #include "page_heap.h"
 #include "thread_cache.h"
@@ -18,9 +22,13 @@ namespace libdump::internal {
 namespace {
 
 std::atomic<bool> g_wanted{false};
-// The thread exists (or is being made). Cleared by the thread as it leaves
-// and by a forked child, which has no such thread.
-std::atomic<bool> g_running{false};
+// The thread's life: kNone, kRunning (it exists, or is being made),
+// kStopping (StopThread joins it; helper_threads.h). A forked child has none.
+enum State : int { kNone, kRunning, kStopping };
+std::atomic<int> g_state{kNone};
+pthread_t g_thread;
+// Nonzero: the thread is to end now (a futex word, so the wait ends at once).
+std::atomic<int> g_quit{0};
 
 void Tick() {
   AllocatorSection section;
@@ -31,15 +39,36 @@ void Tick() {
 void* Loop(void*) {
   pthread_setname_np(pthread_self(), "libdump-release");
   const timespec epoch{0, static_cast<long>(PageHeap::kDecayEpochNs)};
-  while (g_wanted.load(std::memory_order_acquire)) {
-    nanosleep(&epoch, nullptr);
+  for (;;) {
+    syscall(SYS_futex, &g_quit, FUTEX_WAIT_PRIVATE, 0, &epoch, nullptr, 0);
+    if (g_quit.load(std::memory_order_acquire) != 0) return nullptr;  // StopThread joins
+    if (!g_wanted.load(std::memory_order_acquire)) break;
     Tick();
   }
-  g_running.store(false, std::memory_order_release);
+  int running = kRunning;
+  if (!g_state.compare_exchange_strong(running, kNone)) return nullptr;  // being stopped: joined
+  pthread_detach(pthread_self());
   // Asked to run again between the last check and the store above.
   if (g_wanted.load(std::memory_order_acquire)) SetBackgroundRelease(true);
   return nullptr;
 }
+
+bool StopThread() {
+  int running = kRunning;
+  if (!g_state.compare_exchange_strong(running, kStopping)) return false;
+  g_quit.store(1, std::memory_order_release);
+  syscall(SYS_futex, &g_quit, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+  pthread_join(g_thread, nullptr);
+  g_quit.store(0, std::memory_order_release);
+  g_state.store(kNone, std::memory_order_release);
+  return true;
+}
+
+void RestartThread() {
+  if (g_wanted.load(std::memory_order_acquire)) SetBackgroundRelease(true);
+}
+
+const proc::HelperThread kReleaseHelper{StopThread, RestartThread};
 
 // Process-directed signals (SIGINT, SIGTERM, SIGCHLD, SIGUSR1, ...) must not
 // land on a thread the program did not create, where its handler would run
@@ -57,7 +86,7 @@ void BlockAsyncSignals(sigset_t* old) {
   pthread_sigmask(SIG_BLOCK, &set, old);
 }
 
-void ForkChild() { g_running.store(false, std::memory_order_relaxed); }
+void ForkChild() { g_state.store(kNone, std::memory_order_relaxed); }
 
 __attribute__((constructor)) void FromEnvironment() {
   if (env::GetBool("LIBDUMP_BACKGROUND_RELEASE", false)) SetBackgroundRelease(true);
@@ -83,20 +112,20 @@ uint64_t ReleaseFreeMemory() { return internal::ReleaseFreeMemoryDownTo(0); }
 bool SetBackgroundRelease(bool on) {
   using namespace internal;
   g_wanted.store(on, std::memory_order_release);
-  if (!on || g_running.exchange(true, std::memory_order_acq_rel)) return true;
+  int none = kNone;
+  if (!on || !g_state.compare_exchange_strong(none, kRunning, std::memory_order_acq_rel)) return true;
   static const int fork_handler = pthread_atfork(nullptr, nullptr, ForkChild);
   (void)fork_handler;
+  proc::RegisterHelperThread(&kReleaseHelper);
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
   pthread_attr_setstacksize(&attr, 64 << 10);
   sigset_t old;
   BlockAsyncSignals(&old);  // the new thread inherits the mask
-  pthread_t t;
-  const bool started = pthread_create(&t, &attr, Loop, nullptr) == 0;
+  const bool started = pthread_create(&g_thread, &attr, Loop, nullptr) == 0;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   pthread_attr_destroy(&attr);
-  if (!started) g_running.store(false, std::memory_order_release);
+  if (!started) g_state.store(kNone, std::memory_order_release);
   return started;
 }
 

@@ -24,6 +24,7 @@
 
 #include "cpu_timer.h"
 #include "env_var.h"
+#include "helper_threads.h"
 #include "libdump/format/pprof_profile.h"
 #include "libdump/profiler.h"
 #include "own_allocations.h"
@@ -245,6 +246,38 @@ void ForkChild() {
 }  // namespace
 }  // namespace samplers
 
+namespace samplers {
+namespace {
+// Around the program's credential changes (helper_threads.h) the worker
+// ends and starts again; the session, its timers and its counts stay.
+bool StopWorker() {
+  g_session_mu.lock();  // until RestartWorker, which only follows a true
+  Session* s = g_session;
+  if (s == nullptr || !s->worker.joinable()) {
+    g_session_mu.unlock();
+    return false;
+  }
+  s->stop.store(true, std::memory_order_release);
+  WakeWorker();
+  s->worker.join();
+  s->stop.store(false, std::memory_order_release);
+  return true;
+}
+
+void RestartWorker() {
+  try {
+    OwnAllocationScope own;
+    g_session->worker = std::thread(Worker, g_session);
+  } catch (const std::system_error&) {
+    // No worker: the ring fills and drops samples until the profile stops.
+  }
+  g_session_mu.unlock();
+}
+
+const proc::HelperThread kWorkerHelper{StopWorker, RestartWorker};
+}  // namespace
+}  // namespace samplers
+
 bool StartCPUProfile(int fd) {
   using namespace samplers;
   static const int fork_handlers = pthread_atfork(ForkPrepare, ForkParent, ForkChild);
@@ -297,6 +330,7 @@ bool StartCPUProfile(int fd) {
   }
   s->worker = std::thread(Worker, s);
   g_session = s;
+  proc::RegisterHelperThread(&kWorkerHelper);
   return true;
 }
 
@@ -314,7 +348,7 @@ bool StopCPUProfile(int fd) {
   s->engine->Stop();
   s->stop.store(true, std::memory_order_release);
   WakeWorker();
-  s->worker.join();
+  if (s->worker.joinable()) s->worker.join();
   Drain(*s);
   g.unlock();
   if (fd >= 0) s->fd = fd;

@@ -17,4 +17,8 @@ struct ParsedAddress {
 // the address says otherwise), "localhost" too. False with *error set.
 bool ParseListenAddress(const std::string& address, ParsedAddress* out, std::string* error);
 
+// An IP literal of this host's loopback: 127.0.0.0/8, ::1 in any spelling,
+// and 127.x.y.z mapped into IPv6 (::ffff:127.0.0.1).
+bool IsLoopbackAddress(const std::string& address);
+
 }  // namespace libdump::samplers

@@ -28,6 +28,7 @@
 #include "flight_recorder_buffer.h"
 #include "flight_recorder_clock.h"
 #include "flight_recorder_names.h"
+#include "helper_threads.h"
 #include "block_profiler.h"
 #include "libdump/profiler.h"
 #include "wait_state.h"
@@ -205,6 +206,38 @@ void ArmThreads(Session* s) {
 }
 
 void WriteRequestedSnapshot();
+
+void Run(Session* s);
+
+// Around the program's credential changes (helper_threads.h) the thread
+// ends and starts again; the window and its timers stay.
+bool StopRecorderThread() {
+  g_start_mu.lock();  // until RestartRecorderThread, which only follows a true
+  Session* s = g_session;
+  if (s == nullptr || !s->thread.joinable()) {
+    g_start_mu.unlock();
+    return false;
+  }
+  {
+    std::lock_guard<std::mutex> l(s->mu);
+    s->stop = true;
+  }
+  s->cv.notify_all();
+  s->thread.join();
+  s->stop = false;
+  return true;
+}
+
+void RestartRecorderThread() {
+  try {
+    g_session->thread = std::thread(Run, g_session);
+  } catch (const std::system_error&) {
+    // No thread: the window stays as it is until the recorder stops.
+  }
+  g_start_mu.unlock();
+}
+
+const proc::HelperThread kRecorderHelper{StopRecorderThread, RestartRecorderThread};
 
 void Run(Session* s) {
   pthread_setname_np(pthread_self(), "libdump-flightr");
@@ -849,6 +882,7 @@ bool FlightRecorder::Start() {
   s->thread = std::thread(Run, s);
   g_session = s;
   running_ = true;
+  proc::RegisterHelperThread(&kRecorderHelper);
   return true;
 }
 
@@ -868,7 +902,7 @@ bool FlightRecorder::Stop() {
     s->stop = true;
   }
   s->cv.notify_all();
-  s->thread.join();
+  if (s->thread.joinable()) s->thread.join();
   s->engine.Stop();
   LockWriter(-1);  // waits for a WriteTo in progress
   g_window.store(nullptr, std::memory_order_release);

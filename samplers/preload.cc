@@ -46,7 +46,9 @@
 
 #include <signal.h>
 
+#include "debug_server.h"
 #include "env_var.h"
+#include "helper_threads.h"
 #include "flight_recorder.h"
 #include "libdump/heap_dump.h"
 #include "libdump/profiler.h"
@@ -192,16 +194,22 @@ void OnProfileSignal(int sig) {
   errno = saved;
 }
 
+// Around the program's credential changes (helper_threads.h) the writer
+// ends (a 0 byte in the pipe) and starts again.
+pthread_t g_writer;
+bool g_writer_runs = false;
+unsigned g_snapshots = 0;
+std::atomic<bool> g_writer_quit{false};
+
 void* SignalWriter(void*) {
   pthread_setname_np(pthread_self(), "libdump-profiles");
-  unsigned snapshots = 0;
   for (;;) {
     unsigned char sig;
     const ssize_t n = read(g_signal_pipe[0], &sig, 1);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return nullptr;
+    if (n <= 0 || sig == 0 || g_writer_quit) return nullptr;
     if (sig == g_snapshot_signal) {
-      WriteSnapshots("." + std::to_string(++snapshots));
+      WriteSnapshots("." + std::to_string(++g_snapshots));
       continue;
     }
     AtExit();
@@ -210,16 +218,7 @@ void* SignalWriter(void*) {
   }
 }
 
-void InstallSignals() {
-  // SIGTERM and SIGINT already write every profile before the process ends.
-  g_snapshot_signal = libdump::env::GetSignal("LIBDUMP_PROFILE_SIGNAL", 0);
-  if (g_snapshot_signal == SIGTERM || g_snapshot_signal == SIGINT || g_snapshot_signal >= 256) {
-    libdump::env::Warn("LIBDUMP_PROFILE_SIGNAL", libdump::env::Get("LIBDUMP_PROFILE_SIGNAL"),
-                       "already writes every profile as the process ends", "none");
-    g_snapshot_signal = 0;
-  }
-  if (pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
-  fcntl(g_signal_pipe[1], F_SETFL, O_NONBLOCK);
+bool StartSignalWriter() {
   // The thread takes none of the program's signals, but faults and the
   // real-time signals stay deliverable: a heap dump's stop is one, and a
   // thread that never answers it holds every dump (and every thread the
@@ -232,11 +231,41 @@ void InstallSignals() {
     }
   }
   pthread_sigmask(SIG_BLOCK, &block, &old);
-  pthread_t t;
-  const int rc = pthread_create(&t, nullptr, SignalWriter, nullptr);
+  const int rc = pthread_create(&g_writer, nullptr, SignalWriter, nullptr);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  if (rc != 0) return;
-  pthread_detach(t);
+  g_writer_runs = rc == 0;
+  return g_writer_runs;
+}
+
+bool StopSignalWriter() {
+  if (!g_writer_runs) return false;
+  const unsigned char quit = 0;
+  // A full pipe: the writer is busy with signals and sees g_writer_quit next.
+  g_writer_quit = true;
+  (void)!write(g_signal_pipe[1], &quit, 1);
+  pthread_join(g_writer, nullptr);
+  g_writer_runs = false;
+  g_writer_quit = false;
+  return true;
+}
+
+void RestartSignalWriter() { StartSignalWriter(); }
+
+const libdump::proc::HelperThread kWriterHelper{StopSignalWriter, RestartSignalWriter};
+
+void InstallSignals() {
+  // SIGTERM and SIGINT already write every profile before the process ends.
+  g_snapshot_signal = libdump::env::GetSignal("LIBDUMP_PROFILE_SIGNAL", 0);
+  if (g_snapshot_signal == SIGTERM || g_snapshot_signal == SIGINT || g_snapshot_signal >= 256) {
+    libdump::env::Warn("LIBDUMP_PROFILE_SIGNAL", libdump::env::Get("LIBDUMP_PROFILE_SIGNAL"),
+                       "already writes every profile as the process ends", "none");
+    g_snapshot_signal = 0;
+  }
+  if (pipe2(g_signal_pipe, O_CLOEXEC) != 0) return;
+  fcntl(g_signal_pipe[1], F_SETFL, O_NONBLOCK);
+  if (!StartSignalWriter()) return;
+  libdump::proc::RegisterHelperThread(&kWriterHelper);
+  pthread_atfork(nullptr, nullptr, [] { g_writer_runs = false; });  // the thread is the parent's
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);
   sa.sa_handler = OnProfileSignal;
@@ -316,6 +345,13 @@ __attribute__((constructor)) void Init() {
     std::string error, bound;
     if (libdump::StartDebugServer(addr, &error, &bound)) {
       std::fprintf(stderr, "libdump: serving http://%s/debug/pprof/\n", bound.c_str());
+      libdump::samplers::ParsedAddress a;
+      if (libdump::samplers::ParseListenAddress(addr, &a, &error) && !libdump::samplers::IsLoopbackAddress(a.host)) {
+        std::fprintf(stderr,
+                     "libdump: warning: LIBDUMP_PPROF_ADDR=%s: other machines can reach /debug/pprof/ and read every "
+                     "byte of this heap; use 127.0.0.1:PORT to keep it local\n",
+                     addr);
+      }
     } else {
       std::fprintf(stderr, "libdump: LIBDUMP_PPROF_ADDR=%s: %s; not serving /debug/pprof/\n", addr, error.c_str());
     }

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -32,6 +33,7 @@
 #include "dump_on_signal.h"
 #include "dump_to_path.h"
 #include "env_var.h"
+#include "helper_threads.h"
 #include "stop_the_world.h"
 #include "libdump/heap_dump.h"
 
@@ -41,6 +43,13 @@ namespace {
 int g_pipe[2] = {-1, -1};
 int g_signal = 0;
 bool g_child_needs_dumper = false;  // set by ForkChild, cleared by RestartDumperAfterFork
+// The dumper steps aside around the program's credential changes
+// (helper_threads.h): a 0 byte in the pipe and g_stop end it; requests it
+// read but did not serve wait in g_deferred for the next dumper.
+pthread_t g_thread;
+bool g_thread_running = false;
+std::atomic<bool> g_stop{false};
+std::atomic<long> g_deferred{0};
 
 // Read at load time, so that a wrong value is reported at start.
 const char* g_pattern = nullptr;
@@ -48,7 +57,7 @@ HeapDumpOptions g_options;
 
 void OnSignal(int) {
   const int saved = errno;
-  const char byte = 1;
+  const char byte = 1;  // a request (0 ends the thread)
   // A full pipe means a dump is already pending: dropping this one is right.
   (void)!write(g_pipe[1], &byte, 1);
   errno = saved;
@@ -71,13 +80,19 @@ void* DumperThread(void* arg) {
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return nullptr;
     // Every request that came during the last dump is served by this one.
-    long requests = 1;
+    long requests = bytes[0] != 0 ? 1 : 0;
     int queued = 0;
     while (ioctl(g_pipe[0], FIONREAD, &queued) == 0 && queued > 0) {
       n = read(g_pipe[0], bytes, std::min<size_t>(sizeof bytes, static_cast<size_t>(queued)));
       if (n <= 0) break;
-      requests += n;
+      requests += n - std::count(bytes, bytes + n, 0);
     }
+    requests += g_deferred.exchange(0);
+    if (g_stop.load()) {
+      g_deferred += requests;
+      return nullptr;
+    }
+    if (requests == 0) continue;
     if (requests == 1) {
       heapdump::DumpToPath(g_pattern, g_options, why.c_str());
     } else {
@@ -96,9 +111,32 @@ bool StartDumper(int sig) {
   const int rc = pthread_create(&t, nullptr, DumperThread, reinterpret_cast<void*>(static_cast<intptr_t>(sig)));
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   if (rc != 0) return false;
-  pthread_detach(t);
+  g_thread = t;
+  g_thread_running = true;
   return true;
 }
+
+bool StopDumper() {
+  if (!g_thread_running) return false;
+  g_stop = true;
+  const char quit = 0;
+  // A full pipe: the thread is busy with requests and sees g_stop next.
+  (void)!write(g_pipe[1], &quit, 1);
+  pthread_join(g_thread, nullptr);
+  g_thread_running = false;
+  g_stop = false;
+  return true;
+}
+
+void RestartDumper() {
+  if (!StartDumper(g_signal)) return;
+  if (g_deferred.load() > 0) {
+    const char byte = 1;
+    (void)!write(g_pipe[1], &byte, 1);
+  }
+}
+
+const proc::HelperThread kDumperHelper{StopDumper, RestartDumper};
 
 // A forked child has no dumper thread, and its pipe is the parent's: a
 // signal sent to the child would make the parent dump. The child gets a
@@ -139,6 +177,7 @@ void SwapPipe() {
 }
 
 void ForkChild() {
+  g_thread_running = false;  // the parent's
   SwapPipe();
   pthread_sigmask(SIG_SETMASK, &t_mask_before_fork, nullptr);
 }
@@ -155,6 +194,7 @@ __attribute__((constructor)) void InstallDumpSignal() {
   fcntl(g_pipe[1], F_SETFL, O_NONBLOCK);
   if (!StartDumper(sig)) return;
   g_signal = sig;
+  proc::RegisterHelperThread(&kDumperHelper);
   pthread_atfork(ForkPrepare, ForkParent, ForkChild);
   struct sigaction sa;
   std::memset(&sa, 0, sizeof sa);

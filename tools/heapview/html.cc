@@ -29,6 +29,13 @@ std::string Escape(std::string_view s) {
     const size_t n = c >= 0xF0 && c < 0xF5 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
     bool ok = n != 0 && i + n <= s.size();
     for (size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
+    if (ok && n > 2) {
+      // The second byte's narrower range: no overlong form, no surrogate
+      // (U+D800-DFFF), nothing past U+10FFFF.
+      const unsigned char c1 = static_cast<unsigned char>(s[i + 1]);
+      ok = !(c == 0xE0 && c1 < 0xA0) && !(c == 0xED && c1 > 0x9F) && !(c == 0xF0 && c1 < 0x90) &&
+           !(c == 0xF4 && c1 > 0x8F);
+    }
     if (ok) {
       out.append(s.substr(i, n));
       i += n;

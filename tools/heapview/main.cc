@@ -3,7 +3,9 @@
 // sizes, dominators, leak suspects and a baseline diff (docs/HEAPVIEW.md).
 #include <unistd.h>
 
+#include <boost/asio/ip/address.hpp>
 #include <boost/program_options.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -30,7 +32,18 @@ constexpr const char* kUsage =
     "exit status: 0 stopped by a signal, 1 bad input or cannot listen, 2 usage error\n"
     "\n";
 
-bool IsLoopback(const std::string& a) { return a == "127.0.0.1" || a == "::1" || a == "localhost" || a.starts_with("127."); }
+// Every spelling of a loopback address: 127.0.0.0/8, ::1 however written
+// (0:0:0:0:0:0:0:1), and 127.x mapped into IPv6 (::ffff:127.0.0.1).
+bool IsLoopback(const std::string& a) {
+  if (a == "localhost") return true;
+  boost::system::error_code ec;
+  const auto addr = boost::asio::ip::make_address(a, ec);
+  if (ec) return false;
+  if (addr.is_v6() && addr.to_v6().is_v4_mapped()) {
+    return boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, addr.to_v6()).is_loopback();
+  }
+  return addr.is_loopback();
+}
 
 // Opens one file, printing a progress line on stderr while it reads.
 void OpenWithProgress(const std::string& path, HeapGraph& g, bool quiet) {
@@ -54,6 +67,7 @@ void OpenWithProgress(const std::string& path, HeapGraph& g, bool quiet) {
 
 int main(int argc, char** argv) {
   std::string file, baseline, bind = "127.0.0.1";
+  std::vector<std::string> allowed_hosts;
   unsigned port = 7000, threads = 0;
   bool quiet = false;
   po::options_description visible("options");
@@ -61,9 +75,12 @@ int main(int argc, char** argv) {
       "port", po::value<unsigned>(&port)->value_name("N"), "TCP port (default 7000; 0 picks a free one)")(
       "bind", po::value<std::string>(&bind)->value_name("ADDR"),
       "address to listen on (default 127.0.0.1; any other is reachable from other machines: a warning says so)")(
+      "allow-host", po::value<std::vector<std::string>>(&allowed_hosts)->value_name("NAME"),
+      "a Host name to answer besides the bound address, localhost and loopback addresses (repeatable)")(
       "baseline", po::value<std::string>(&baseline)->value_name("OLD"),
       "an older dump of the same program: new objects are marked and /diff shows the histogram delta")(
-      "threads", po::value<unsigned>(&threads)->value_name("N"), "server threads (default: cores, at least 2)")(
+      "threads", po::value<unsigned>(&threads)->value_name("N"),
+      "server threads, 1 to 64 (default: cores, at least 2)")(
       "quiet,q", po::bool_switch(&quiet), "no progress line");
   po::options_description hidden;
   hidden.add_options()("file", po::value<std::string>(&file));
@@ -91,6 +108,10 @@ int main(int argc, char** argv) {
   }
   if (file.empty()) {
     std::cerr << "heapview: no FILE given\nTry 'heapview --help'.\n";
+    return 2;
+  }
+  if (vm.count("threads") && (threads < 1 || threads > libdump::heapview::kMaxThreads)) {
+    std::cerr << "heapview: --threads must be from 1 to " << libdump::heapview::kMaxThreads << "\n";
     return 2;
   }
   if (port > 65535) {
@@ -132,7 +153,11 @@ int main(int argc, char** argv) {
   libdump::heapview::ServerOptions so;
   so.bind = bind == "localhost" ? "127.0.0.1" : bind;
   so.port = static_cast<uint16_t>(port);
-  so.threads = threads ? threads : std::max(2u, std::thread::hardware_concurrency());
+  for (std::string& h : allowed_hosts) {
+    for (char& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  so.allowed_hosts = allowed_hosts;
+  so.threads = threads ? threads : std::clamp(std::thread::hardware_concurrency(), 2u, libdump::heapview::kMaxThreads);
   try {
     libdump::heapview::Serve(site, so, [](const std::string& url) {
       std::cout << "heapview: serving " << url << " (Ctrl-C stops)" << std::endl;

@@ -1,11 +1,14 @@
 #include "server.h"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -17,21 +20,70 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
+class Session;
+
+// The connections waiting for a request, oldest first: the ones to close
+// when descriptors run out, so that a new client can be accepted.
+class IdleSessions {
+ public:
+  void Add(Session* s, std::weak_ptr<Session> w) {
+    std::lock_guard<std::mutex> lock(mu_);
+    by_age_[s] = {++clock_, std::move(w)};
+  }
+  void Remove(Session* s) {
+    std::lock_guard<std::mutex> lock(mu_);
+    by_age_.erase(s);
+  }
+  // Up to n of the longest-idle connections.
+  std::vector<std::shared_ptr<Session>> Oldest(size_t n) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::pair<uint64_t, std::weak_ptr<Session>>> all;
+    for (auto& [s, e] : by_age_) all.push_back(e);
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::shared_ptr<Session>> out;
+    for (auto& [age, w] : all) {
+      if (out.size() == n) break;
+      if (auto p = w.lock()) out.push_back(std::move(p));
+    }
+    return out;
+  }
+
+ private:
+  std::mutex mu_;
+  uint64_t clock_ = 0;
+  std::map<Session*, std::pair<uint64_t, std::weak_ptr<Session>>> by_age_;
+};
+
 // One connection: read a request, answer it, repeat while keep-alive.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, const Site& site) : stream_(std::move(socket)), site_(site) {}
+  Session(tcp::socket socket, const Site& site, IdleSessions& idle, const ServerOptions& o)
+      : stream_(std::move(socket)), site_(site), idle_(idle), options_(o) {}
+  ~Session() { idle_.Remove(this); }
 
   void Start() { Read(); }
+
+  std::string LocalAddress() {
+    beast::error_code ec;
+    const auto ep = stream_.socket().local_endpoint(ec);
+    return ec ? std::string() : ep.address().to_string();
+  }
+
+  // From another thread: ends the connection on its own strand.
+  void Shed() {
+    asio::post(stream_.get_executor(), [self = shared_from_this()] { self->stream_.cancel(); self->stream_.close(); });
+  }
 
  private:
   void Read() {
     req_ = {};
     stream_.expires_after(std::chrono::seconds(60));
+    idle_.Add(this, weak_from_this());
     http::async_read(stream_, buffer_, req_, beast::bind_front_handler(&Session::OnRead, shared_from_this()));
   }
 
   void OnRead(beast::error_code ec, size_t) {
+    idle_.Remove(this);
     if (ec) return Close();
     auto res = std::make_shared<http::response<http::string_body>>();
     res->version(req_.version());
@@ -46,6 +98,13 @@ class Session : public std::enable_shared_from_this<Session> {
       res->result(http::status::method_not_allowed);
       res->set(http::field::content_type, "text/plain");
       res->body() = "heapview serves GET only\n";
+    } else if (const auto host = req_.find(http::field::host);
+               host == req_.end() ||
+               !HostAllowed(std::string_view(host->value().data(), host->value().size()), options_, LocalAddress())) {
+      res->result(http::status::forbidden);
+      res->set(http::field::content_type, "text/plain; charset=utf-8");
+      res->body() = "Host not allowed: heapview answers requests for its own address, localhost or a loopback "
+                    "address (--allow-host names others)\n";
     } else {
       const Response r = site_.Handle(std::string(req_.target()));
       res->result(r.status);
@@ -73,12 +132,14 @@ class Session : public std::enable_shared_from_this<Session> {
   http::request<http::string_body> req_;
   std::shared_ptr<http::response<http::string_body>> res_;
   const Site& site_;
+  IdleSessions& idle_;
+  const ServerOptions& options_;
 };
 
 class Listener : public std::enable_shared_from_this<Listener> {
  public:
-  Listener(asio::io_context& ioc, tcp::acceptor acceptor, const Site& site)
-      : ioc_(ioc), acceptor_(std::move(acceptor)), site_(site) {}
+  Listener(asio::io_context& ioc, tcp::acceptor acceptor, const Site& site, const ServerOptions& o)
+      : ioc_(ioc), acceptor_(std::move(acceptor)), site_(site), options_(o), backoff_(ioc) {}
   void Accept() {
     acceptor_.async_accept(asio::make_strand(ioc_), beast::bind_front_handler(&Listener::OnAccept, shared_from_this()));
   }
@@ -90,16 +151,59 @@ class Listener : public std::enable_shared_from_this<Listener> {
  private:
   void OnAccept(beast::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted) return;
-    if (!ec) std::make_shared<Session>(std::move(socket), site_)->Start();
+    if (!ec) {
+      std::make_shared<Session>(std::move(socket), site_, idle_, options_)->Start();
+      return Accept();
+    }
+    if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space || ec == asio::error::no_memory ||
+        ec.value() == ENFILE) {
+      // Out of descriptors: the pending client stays pending, so accepting
+      // again at once would spin. Close the connections idle longest (a
+      // flood of slow clients is what fills the table) and try again soon.
+      for (auto& s : idle_.Oldest(kShedAtOnce)) s->Shed();
+      backoff_.expires_after(std::chrono::milliseconds(50));
+      backoff_.async_wait([self = shared_from_this()](beast::error_code e) {
+        if (e != asio::error::operation_aborted) self->Accept();
+      });
+      return;
+    }
     Accept();
   }
 
+  static constexpr size_t kShedAtOnce = 8;
   asio::io_context& ioc_;
   tcp::acceptor acceptor_;
   const Site& site_;
+  const ServerOptions& options_;
+  IdleSessions idle_;
+  asio::steady_timer backoff_;
 };
 
 }  // namespace
+
+bool HostAllowed(std::string_view h, const ServerOptions& o, const std::string& local) {
+  if (h.starts_with('[')) {
+    const size_t close = h.find(']');
+    if (close == std::string_view::npos) return false;
+    h = h.substr(1, close - 1);
+  } else if (const size_t colon = h.rfind(':'); colon != std::string_view::npos && h.find(':') == colon) {
+    h = h.substr(0, colon);
+  }
+  std::string host(h);
+  for (char& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (host.empty()) return false;
+  if (host == "localhost" || host == o.bind || (!local.empty() && host == local)) return true;
+  for (const std::string& a : o.allowed_hosts) {
+    if (host == a) return true;
+  }
+  beast::error_code ec;
+  const auto addr = asio::ip::make_address(host, ec);
+  if (ec) return false;
+  if (addr.is_v6() && addr.to_v6().is_v4_mapped()) {
+    return asio::ip::make_address_v4(asio::ip::v4_mapped, addr.to_v6()).is_loopback();
+  }
+  return addr.is_loopback();
+}
 
 void Serve(const Site& site, const ServerOptions& o, const std::function<void(const std::string&)>& ready) {
   asio::io_context ioc(static_cast<int>(o.threads));
@@ -115,7 +219,7 @@ void Serve(const Site& site, const ServerOptions& o, const std::function<void(co
   if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) throw std::runtime_error("cannot listen on " + where + ": " + ec.message());
   const uint16_t port = acceptor.local_endpoint().port();
-  auto listener = std::make_shared<Listener>(ioc, std::move(acceptor), site);
+  auto listener = std::make_shared<Listener>(ioc, std::move(acceptor), site, o);
   listener->Accept();
 
   // Ctrl-C and SIGTERM stop the loop; the threads finish the requests they
@@ -129,7 +233,13 @@ void Serve(const Site& site, const ServerOptions& o, const std::function<void(co
   ready("http://" + host + ":" + std::to_string(port) + "/");
 
   std::vector<std::thread> pool;
-  for (unsigned k = 1; k < o.threads; ++k) pool.emplace_back([&] { ioc.run(); });
+  for (unsigned k = 1; k < std::min(o.threads, kMaxThreads); ++k) {
+    try {
+      pool.emplace_back([&] { ioc.run(); });
+    } catch (const std::system_error&) {
+      break;  // the system's thread limit: serve with the threads there are
+    }
+  }
   ioc.run();
   for (auto& t : pool) t.join();
 }

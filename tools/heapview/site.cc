@@ -24,6 +24,9 @@ using heapgraph::kNone;
 using heapgraph::kSuperRoot;
 
 constexpr size_t kPage = 100;  // rows per page of long lists
+// A page number past every list a dump can hold: page * kPage (or * 1000
+// for an object's elements) never wraps around to page 0.
+constexpr uint64_t kMaxPage = uint64_t{1} << 40;
 
 constexpr const char* kStyle =
     "body{font-family:sans-serif;margin:1em 2em;color:#222}"
@@ -341,7 +344,7 @@ class Pages {
     const uint32_t c = FindClass(name);
     if (c == kNone) return NotFound("No class " + name + " in this heap.");
     const bool only_new = t.Get("new") == "1" && base_;
-    const size_t page = t.GetUint("page", 0);
+    const size_t page = std::min(t.GetUint("page", 0), kMaxPage);
     Html h("Instances of " + name);
     h << "<table><tr><th>object</th><th>size</th><th>retained</th></tr>\n";
     size_t total = 0;
@@ -368,7 +371,7 @@ class Pages {
 
   std::string ObjectPage(Index i, const Target& t) {
     Html h(heapgraph::Label(g_, i));
-    const heapgraph::ObjectDetail d = heapgraph::ReadObject(g_, i, t.GetUint("epage", 0) * 1000, 1000);
+    const heapgraph::ObjectDetail d = heapgraph::ReadObject(g_, i, std::min(t.GetUint("epage", 0), kMaxPage) * 1000, 1000);
     h << "<table><tr><th>class</th><td>" << ClassLink(g_.ClassName(i)) << "</td></tr><tr><th>id</th><td>"
       << heapgraph::HexId(g_.ids[i]) << "</td></tr><tr><th>size</th>" << Num(g_.Size(i))
       << "</tr><tr><th>retained</th>" << Num(g_.retained[i]) << "</tr><tr><th>dominator</th><td>";
@@ -398,7 +401,7 @@ class Pages {
     }
     h << "</table>";
     if (d.elements > 1000) {
-      const size_t ep = t.GetUint("epage", 0);
+      const size_t ep = std::min(t.GetUint("epage", 0), kMaxPage);
       const std::string base = "/object/" + heapgraph::HexId(g_.ids[i]) + "?epage=";
       if (ep > 0) h << "<a href=\"" << base << std::to_string(ep - 1) << "\">previous elements</a> ";
       if ((ep + 1) * 1000 < d.elements) h << "<a href=\"" << base << std::to_string(ep + 1) << "\">next elements</a>";
@@ -407,7 +410,7 @@ class Pages {
     h << "<h2>References from this object</h2><p>" << out.size() << "</p><ul id=\"refs-from\">";
     for (size_t k = 0; k < out.size() && k < kPage; ++k) h << "<li>" << ObjLink(out[k]) << "</li>";
     h << "</ul>";
-    const size_t rpage = t.GetUint("page", 0);
+    const size_t rpage = std::min(t.GetUint("page", 0), kMaxPage);
     size_t total = 0;
     const auto refs = heapgraph::Referrers(g_, i, rpage * kPage, kPage, &total);
     h << "<h2>References to this object</h2><p>" << total << " objects</p><ul id=\"refs-to\">";
@@ -498,7 +501,7 @@ class Pages {
   }
 
   Response Dominators(const Target& t) {
-    const size_t page = t.GetUint("page", 0);
+    const size_t page = std::min(t.GetUint("page", 0), kMaxPage);
     if (t.Get("obj").empty()) {
       Html h("Dominator tree: top retainers");
       h << "<p>Objects only the roots dominate, by retained size; " << g_.reachable_bytes
