@@ -37,6 +37,7 @@
 // Present with libdump's heap dumper (libdump.so), absent otherwise.
 namespace libdump {
 int WriteHeapDump(int fd, const HeapDumpOptions& options) __attribute__((weak));
+HeapDumpOptions HeapDumpOptionsFromEnvironment(bool zstd) __attribute__((weak));
 }  // namespace libdump
 
 namespace libdump::samplers {
@@ -376,7 +377,9 @@ Response Handle(const http::request<http::string_body>& req) {
     }
     long zstd;
     if (!IntParam(q, "zstd", 0, 1, 0, &zstd, &error)) return Reply(http::status::bad_request, error + "\n");
+    // LIBDUMP_HEAPDUMP_ZSTD_LEVEL and LIBDUMP_HEAPDUMP_MODE, as on a signal.
     HeapDumpOptions options;
+    if (HeapDumpOptionsFromEnvironment != nullptr) options = HeapDumpOptionsFromEnvironment(zstd == 1);
     options.zstd = zstd == 1;
     int err = 0;
     ok = Capture([&](int fd) { return (err = WriteHeapDump(fd, options)) == 0; }, &bytes);
