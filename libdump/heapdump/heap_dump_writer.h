@@ -11,10 +11,10 @@ namespace libdump::heapdump {
 struct DumpOptions {
   bool zstd = false;
   int zstd_level = 1;
-  int threads = 1;             // compressing processes: 1 compresses on the writing thread
   bool seed_only = false;      // no extension records
   bool fork_snapshot = false;  // stop, capture, fork: the child writes, the parent resumes at once
   int stop_timeout_ms = 2000;  // how long to wait for a thread to stop
+  int threads = 1;             // compressing processes: 1 compresses on the writing thread
 };
 
 struct DumpResult {
