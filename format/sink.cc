@@ -23,6 +23,10 @@ struct ZstdApi {
   decltype(&ZSTD_CCtx_setParameter) CCtx_setParameter;
   decltype(&ZSTD_compressStream2) compressStream2;
   decltype(&ZSTD_isError) isError;
+  decltype(&ZSTD_compressBound) compressBound;
+  decltype(&ZSTD_getCParams) getCParams;
+  decltype(&ZSTD_estimateCCtxSize_usingCParams) estimateCCtxSize_usingCParams;
+  decltype(&ZSTD_compress2) compress2;
 };
 
 template <typename F>
@@ -40,7 +44,11 @@ const ZstdApi* Zstd() {
                     Bind(lib, "ZSTD_estimateCStreamSize", &z.estimateCStreamSize) &&
                     Bind(lib, "ZSTD_initStaticCCtx", &z.initStaticCCtx) &&
                     Bind(lib, "ZSTD_CCtx_setParameter", &z.CCtx_setParameter) &&
-                    Bind(lib, "ZSTD_compressStream2", &z.compressStream2) && Bind(lib, "ZSTD_isError", &z.isError);
+                    Bind(lib, "ZSTD_compressStream2", &z.compressStream2) && Bind(lib, "ZSTD_isError", &z.isError) &&
+                    Bind(lib, "ZSTD_compressBound", &z.compressBound) &&
+                    Bind(lib, "ZSTD_getCParams", &z.getCParams) &&
+                    Bind(lib, "ZSTD_estimateCCtxSize_usingCParams", &z.estimateCCtxSize_usingCParams) &&
+                    Bind(lib, "ZSTD_compress2", &z.compress2);
     return ok ? &z : nullptr;
   }();
   return api;
@@ -179,6 +187,55 @@ void ZstdSink::Flush() {
 
 void ZstdSink::Finish() {
   if (error_ == 0) SetError(EndBlock(static_cast<ZSTD_CCtx*>(cctx_), out_, out_size_, next_, ZSTD_e_end));
+}
+
+size_t ZstdFrameCompressor::Bound(size_t n) {
+  const ZstdApi* z = Zstd();
+  return z != nullptr ? z->compressBound(n) : 0;
+}
+
+// Sized by the parameters zstd picks for a block of max_block bytes, not for
+// an unknown size: at level 19 that is ~18 MiB for 1 MiB blocks instead of ~90.
+size_t ZstdFrameCompressor::MemoryFor(int level, size_t max_block) {
+  const ZstdApi* z = Zstd();
+  if (z == nullptr) return 0;
+  const size_t ws = z->estimateCCtxSize_usingCParams(z->getCParams(level, max_block, 0));
+  return (ws + 4095) & ~size_t{4095};
+}
+
+ZstdFrameCompressor::ZstdFrameCompressor(int level, size_t max_block) {
+  const ZstdApi* z = Zstd();
+  if (z == nullptr) {
+    error_ = ELIBACC;
+    return;
+  }
+  memory_size_ = MemoryFor(level, max_block);
+  void* p = mmap(nullptr, memory_size_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) {
+    error_ = ENOMEM;
+    return;
+  }
+  memory_ = p;
+  cctx_ = z->initStaticCCtx(p, memory_size_);
+  if (cctx_ == nullptr ||
+      z->isError(z->CCtx_setParameter(static_cast<ZSTD_CCtx*>(cctx_), ZSTD_c_compressionLevel, level))) {
+    error_ = EINVAL;
+  }
+}
+
+ZstdFrameCompressor::~ZstdFrameCompressor() {
+  if (memory_ != nullptr) munmap(memory_, memory_size_);
+}
+
+size_t ZstdFrameCompressor::Compress(const void* src, size_t n, void* dst, size_t capacity) {
+  if (error_ != 0) return 0;
+  const ZstdApi* z = Zstd();
+  const size_t rc = z->compress2(static_cast<ZSTD_CCtx*>(cctx_), dst, capacity, src, n);
+  if (z->isError(rc)) {
+    error_ = EIO;
+    return 0;
+  }
+  return rc;
 }
 
 }  // namespace libdump::format

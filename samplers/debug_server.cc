@@ -52,6 +52,7 @@
 // Present with libdump's heap dumper (libdump.so), absent otherwise.
 namespace libdump {
 int WriteHeapDump(int fd, const HeapDumpOptions& options) __attribute__((weak));
+HeapDumpOptions HeapDumpOptionsFromEnvironment(bool zstd) __attribute__((weak));
 }  // namespace libdump
 
 namespace libdump::samplers {
@@ -584,7 +585,9 @@ void ServeHeapDump(DeadlineStream& stream, const std::map<std::string, std::stri
     r = Reply(http::status::service_unavailable, "heapdump: another heap dump is being written; retry\n");
     r.set(http::field::retry_after, "1");
   } else {
+    // LIBDUMP_HEAPDUMP_ZSTD_LEVEL and LIBDUMP_HEAPDUMP_MODE, as on a signal.
     HeapDumpOptions options;
+    if (HeapDumpOptionsFromEnvironment != nullptr) options = HeapDumpOptionsFromEnvironment(zstd == 1);
     options.zstd = zstd == 1;
     const int fd = memfd_create("libdump-heapdump", MFD_CLOEXEC);
     const int err = fd < 0 ? errno : WriteHeapDump(fd, options);

@@ -19,7 +19,16 @@ struct HeapDumpOptions {
   int zstd_level = 1;
   bool seed_only = false;      // only the seed's record kinds: no libdump extensions
   bool fork_snapshot = false;  // stop, capture, fork: the child writes while the program runs on
+  // Processes compressing in parallel: 0 is LIBDUMP_HEAPDUMP_THREADS, or
+  // every CPU the process may run on (sched_getaffinity); 1 compresses on
+  // the dumping thread.
+  int threads = 0;
 };
+
+// The options of the dumps the process starts itself, from the environment:
+// zstd as given, LIBDUMP_HEAPDUMP_ZSTD_LEVEL, and LIBDUMP_HEAPDUMP_MODE
+// (fork or stop; unset: fork when compressed). docs/ENVIRONMENT.md.
+HeapDumpOptions HeapDumpOptionsFromEnvironment(bool zstd);
 
 // Writes a heap dump to fd. Every other thread is stopped while memory is
 // read and resumes afterwards, also when writing fails. Returns 0, or the

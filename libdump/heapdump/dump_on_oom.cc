@@ -22,6 +22,7 @@
 
 #include "allocator_hooks.h"
 #include "dump_to_path.h"
+#include "dump_environment.h"
 #include "env_var.h"
 #include "heap_walk.h"
 #include "libdump/heap_dump.h"
@@ -48,9 +49,13 @@ void OnOutOfMemory(size_t requested) {
   ReleaseReserve();
   char why[64];
   std::snprintf(why, sizeof why, "on out of memory (%zu bytes requested)", requested);
+  // Compressed on this thread: a worker process is one more copy of the
+  // page tables, which the kernel may refuse or kill at this moment.
+  HeapDumpOptions options = g_options;
+  options.threads = 1;
   // The hook runs inside malloc: nothing may propagate out of it.
   try {
-    heapdump::DumpToPath(g_pattern, g_options, why);
+    heapdump::DumpToPath(g_pattern, options, why);
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "libdump: heap dump %s failed: %s\n", why, std::strerror(ENOMEM));
   }
@@ -60,6 +65,9 @@ __attribute__((constructor)) void InstallFromEnvironment() {
   if (!env::GetBool("LIBDUMP_HEAPDUMP_ON_OOM", false)) return;
   HeapDumpOptions options;
   options.zstd = env::GetBool("LIBDUMP_HEAPDUMP_ZSTD", false);
+  // With the world stopped (not LIBDUMP_HEAPDUMP_MODE): a fork under memory
+  // pressure may fail.
+  options.zstd_level = heapdump::ZstdLevelFromEnvironment();
   SetHeapDumpOnOutOfMemory(env::Get("LIBDUMP_HEAPDUMP_PATH"), options);
 }
 

@@ -5,7 +5,8 @@
 //
 // A signal handler cannot dump (the dump prepares with malloc), so the handler
 // only writes a byte to a pipe; a thread started at load time waits on it and
-// does the work. LIBDUMP_HEAPDUMP_ZSTD=1 compresses.
+// does the work. LIBDUMP_HEAPDUMP_ZSTD=1 compresses, by default in a fork
+// snapshot (LIBDUMP_HEAPDUMP_MODE).
 //
 // Requests that arrive while a dump is being written are coalesced into one
 // dump, started when the current one ends and reported with their count: a
@@ -189,7 +190,7 @@ __attribute__((constructor)) void InstallDumpSignal() {
                                  "is libdump's stop-the-world signal (LIBDUMP_STOP_SIGNAL)");
   if (sig == 0) return;
   g_pattern = env::Get("LIBDUMP_HEAPDUMP_PATH");
-  g_options.zstd = env::GetBool("LIBDUMP_HEAPDUMP_ZSTD", false);
+  g_options = HeapDumpOptionsFromEnvironment(env::GetBool("LIBDUMP_HEAPDUMP_ZSTD", false));
   if (pipe2(g_pipe, O_CLOEXEC) != 0) return;
   fcntl(g_pipe[1], F_SETFL, O_NONBLOCK);
   if (!StartDumper(sig)) return;

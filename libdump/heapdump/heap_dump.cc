@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "allocator_hooks.h"
+#include "dump_environment.h"
 #include "heap_dump_writer.h"
 #include "heap_walk.h"
 #include "libdump/heap.h"
@@ -169,6 +170,7 @@ int WriteHeapDump(int fd, const HeapDumpOptions& options) {
   o.zstd_level = options.zstd_level;
   o.seed_only = options.seed_only;
   o.fork_snapshot = options.fork_snapshot;
+  o.threads = options.threads > 0 ? options.threads : heapdump::DumpThreadsFromEnvironment();
   return heapdump::WriteHeapDump(*heap, fd, o).error;
 }
 

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -23,6 +24,7 @@
 #include "libdump/format/writer.h"
 #include "memory_map.h"
 #include "modules.h"
+#include "parallel_zstd_sink.h"
 #include "root_registry.h"
 #include "scratch_vector.h"
 #include "stopped_thread_unwind.h"
@@ -416,15 +418,30 @@ void Dump::WriteNamed(Writer& w) {
   w.Eof();
 }
 
-// The file, behind zstd when asked. Both sinks map their memory up front.
+// The file, behind zstd when asked: on `threads` worker processes, or on
+// this thread when there is one or the workers cannot start. Every sink
+// maps its memory up front.
 class Output {
  public:
   Output(int fd, const DumpOptions& o) : file_(fd) {
-    if (o.zstd) zstd_.emplace(file_, o.zstd_level);
+    if (!o.zstd) return;
+    if (o.threads > 1) {
+      parallel_.emplace(file_, o.zstd_level, o.threads);
+      if (parallel_->ok()) return;
+      parallel_.reset();
+    }
+    zstd_.emplace(file_, o.zstd_level);
   }
-  Sink& sink() { return zstd_ ? static_cast<Sink&>(*zstd_) : file_; }
+  Sink& sink() {
+    if (parallel_) return *parallel_;
+    return zstd_ ? static_cast<Sink&>(*zstd_) : file_;
+  }
   // Ends the stream; the first error of either sink, or 0.
   int Finish() {
+    if (parallel_) {
+      parallel_->Finish();
+      if (parallel_->error() != 0) return parallel_->error();
+    }
     if (zstd_) {
       zstd_->Finish();
       if (zstd_->error() != 0) return zstd_->error();
@@ -435,7 +452,16 @@ class Output {
  private:
   FdSink file_;
   std::optional<ZstdSink> zstd_;
+  std::optional<ParallelZstdSink> parallel_;
 };
+
+// "libdump: ..." on stderr with one write(): stdio's lock may be held by a
+// stopped thread.
+void Report(const char* what, int err) {
+  char line[256];
+  const int n = std::snprintf(line, sizeof line, "libdump: %s (%s)\n", what, strerrorname_np(err) ? strerrorname_np(err) : "?");
+  if (n > 0) (void)!write(2, line, std::min<size_t>(static_cast<size_t>(n), sizeof line - 1));
+}
 
 // Object payloads go to the kernel straight from the heap (writev) instead
 // of through the buffer: under a third of the copying for 16 B-4 KiB objects.
@@ -467,10 +493,14 @@ DumpResult Dump::Run(int fd) {
   memory_.Read();  // stacks of threads started since Prepare()
   CaptureThreads(stop);
   if (options_.fork_snapshot) {
+    const pid_t parent = getpid();
     const pid_t child = _Fork();
     if (child == 0) {
       // A private copy of the frozen process: write it all and leave without
-      // running anything of the parent's (no atexit, no stdio flush).
+      // running anything of the parent's (no atexit, no stdio flush). A dump
+      // whose process is killed stays PATH.partial: its writer goes too.
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(ESRCH);
       Output out(fd, options_);
       {
         Writer w(out.sink(), WriterFor(options_));
@@ -479,19 +509,20 @@ DumpResult Dump::Run(int fd) {
       }
       _exit(out.Finish());
     }
-    const int fork_errno = errno;
-    stop.Resume();
-    result_.pause_ns = NowNs() - t0;
-    heap_.Finish();
-    if (child < 0) {
-      result_.error = fork_errno;
+    if (child > 0) {
+      stop.Resume();
+      result_.pause_ns = NowNs() - t0;
+      heap_.Finish();
+      int status = 0;
+      while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
+      }
+      result_.error = WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
       return result_;
     }
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0 && errno == EINTR) {
-    }
-    result_.error = WIFEXITED(status) ? WEXITSTATUS(status) : EIO;
-    return result_;
+    // No fork (RLIMIT_NPROC, no memory for the page tables, seccomp): the
+    // dump is still written, with the world stopped for all of it.
+    result_.fork_failed = true;
+    Report("cannot fork the heap dump's snapshot: writing it with the program stopped for the whole dump", errno);
   }
   Output out(fd, options_);
   {

@@ -14,6 +14,7 @@ struct DumpOptions {
   bool seed_only = false;      // no extension records
   bool fork_snapshot = false;  // stop, capture, fork: the child writes, the parent resumes at once
   int stop_timeout_ms = 2000;  // how long to wait for a thread to stop
+  int threads = 1;             // compressing processes: 1 compresses on the writing thread
 };
 
 struct DumpResult {
@@ -23,6 +24,7 @@ struct DumpResult {
   uint64_t object_bytes = 0;
   uint64_t threads = 0;
   uint64_t unresponsive_threads = 0;  // threads that did not stop in time: their stacks are not scanned
+  bool fork_failed = false;  // a fork snapshot was asked for and written with the world stopped instead
 };
 
 // Dumps `heap` and the process's threads, frames and roots to fd. Every other

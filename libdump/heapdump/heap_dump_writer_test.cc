@@ -309,7 +309,8 @@ TEST(WriteHeapDump, KnownGraphComesBackExactly) {
 TEST(WriteHeapDump, ZstdSeedOnlyAndForkSnapshot) {
   FakeHeap heap;
   for (DumpOptions o : {DumpOptions{.zstd = true}, DumpOptions{.seed_only = true},
-                        DumpOptions{.fork_snapshot = true}}) {
+                        DumpOptions{.fork_snapshot = true}, DumpOptions{.zstd = true, .threads = 2},
+                        DumpOptions{.zstd = true, .zstd_level = -5, .fork_snapshot = true, .threads = 3}}) {
     const int fd = TempFile();
     const DumpResult res = WriteHeapDump(heap, fd, o);
     ASSERT_EQ(res.error, 0) << std::strerror(res.error);
@@ -340,6 +341,8 @@ TEST(WriteHeapDump, WriteFailuresReturnAnErrorAndTheProcessGoesOn) {
   ASSERT_GE(full, 0);
   EXPECT_EQ(WriteHeapDump(heap, full, {}).error, ENOSPC);
   EXPECT_EQ(WriteHeapDump(heap, full, {.zstd = true}).error, ENOSPC);
+  EXPECT_EQ(WriteHeapDump(heap, full, {.zstd = true, .threads = 2}).error, ENOSPC);
+  EXPECT_EQ(WriteHeapDump(heap, full, {.zstd = true, .fork_snapshot = true, .threads = 2}).error, ENOSPC);
   EXPECT_EQ(WriteHeapDump(heap, full, {.fork_snapshot = true}).error, ENOSPC);
   close(full);
 

@@ -93,4 +93,33 @@ class ZstdSink final : public Sink {
   size_t out_size_ = 0;
 };
 
+// One-shot zstd compression of whole blocks, each an independent frame (a
+// file of several frames is one valid zstd stream). The context is static,
+// in memory mapped by the constructor and sized for blocks of at most
+// max_block bytes at `level`, so compressing never allocates: zstd cannot
+// call malloc on a static context. For compressors in other processes that
+// share nothing but the blocks (libdump/heapdump/parallel_zstd_sink.h).
+class ZstdFrameCompressor {
+ public:
+  // Largest output of one block of n bytes.
+  static size_t Bound(size_t n);
+  // Bytes the constructor maps for `level` and blocks of max_block bytes.
+  static size_t MemoryFor(int level, size_t max_block);
+
+  ZstdFrameCompressor(int level, size_t max_block);
+  ~ZstdFrameCompressor();
+  ZstdFrameCompressor(const ZstdFrameCompressor&) = delete;
+  ZstdFrameCompressor& operator=(const ZstdFrameCompressor&) = delete;
+
+  int error() const { return error_; }  // ELIBACC, ENOMEM, EINVAL or 0
+  // The frame's size in dst, or 0 with an error (dst too small, a zstd error).
+  size_t Compress(const void* src, size_t n, void* dst, size_t capacity);
+
+ private:
+  int error_ = 0;
+  void* memory_ = nullptr;
+  size_t memory_size_ = 0;
+  void* cctx_ = nullptr;
+};
+
 }  // namespace libdump::format
