@@ -132,8 +132,10 @@ bool StartFromEnvironment() {
     } else {
       std::memcpy(g_crash_path, path.c_str(), path.size() + 1);
       // The handler can neither read ELF files nor demangle: names are
-      // prepared now (and after each dlopen, by the recorder's thread).
-      crash_symbols::Prepare();
+      // prepared now (and after each dlopen, by the recorder's thread),
+      // unless the program would rather not pay for them at start (then
+      // readdump --symbolize names the frames offline).
+      if (env::GetBool("LIBDUMP_FLIGHT_RECORDER_CRASH_NAMES", true)) crash_symbols::Prepare();
       for (int s : kCrashSignals) {
         struct sigaction sa {};
         sa.sa_sigaction = OnCrash;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # The flight recorder's snapshot at a crash, and on demand, read by real
 # readers.
-#   crash_check.sh PHASES_PROGRAM WORKDIR PRELOAD_LIB
+#   crash_check.sh PHASES_PROGRAM WORKDIR PRELOAD_LIB READDUMP
 # 1. SIGSEGV: the process still dies of SIGSEGV (status 139), and the
 #    snapshot it wrote holds worker-a's 200 ms region, worker-b's 50 ms lock
 #    wait (the region, and the "blocked" wait the pthread interposition
@@ -9,6 +9,8 @@
 #    counters, names the signal, and passes the structural check.
 #    Its stacks are named at the crash: worker-a's CPU samples in
 #    PhasesBurn, worker-b's wait in PhasesWaitForLock (check_crash_names.py).
+#    Without the tables (LIBDUMP_FLIGHT_RECORDER_CRASH_NAMES=0), readdump
+#    --symbolize names them offline, with source lines.
 # 2. abort(): dies of SIGABRT (134), snapshot written too.
 # 3. An existing file is not overwritten (O_EXCL), the process still dies.
 # 4. WriteTo/WriteCPUProfileTo: the JSON has symbolized CPU samples; go tool
@@ -24,6 +26,7 @@ set -u
 P=$1
 D=$2
 PRELOAD=$3
+READDUMP=$4
 H=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$D" && mkdir -p "$D"
 fails=0
@@ -61,6 +64,20 @@ run_crash crash 139 11
 # worker-a's CPU samples in PhasesBurn under the thread's entry, worker-b's
 # wait in PhasesWaitForLock, no hex for a frame of the program itself.
 python3 "$H/check_crash_names.py" "$D/crash.json" "$P" || fail "crash: frames not named at the crash"
+# Without the tables (LIBDUMP_FLIGHT_RECORDER_CRASH_NAMES=0) the frames stay
+# hex beside the maps; readdump --symbolize names them offline, with source
+# lines, and the process died the same way.
+LIBDUMP_FLIGHT_RECORDER_CRASH_NAMES=0 LIBDUMP_FLIGHT_RECORDER_ON_CRASH="$D/hex.json" "$P" crash /dev/null /dev/null \
+  >/dev/null 2>&1
+st=$?
+[ "$st" -eq 139 ] || fail "crash without names: exit status $st, expected 139"
+if grep -q PhasesBurn "$D/hex.json"; then fail "crash without names: named all the same"; fi
+"$READDUMP" --symbolize "$D/hex.json" >"$D/named.json" 2>"$D/symbolize.stderr" ||
+  fail "readdump --symbolize: status $?: $(cat "$D/symbolize.stderr")"
+cat "$D/symbolize.stderr"
+python3 "$H/check_crash_names.py" "$D/named.json" "$P" || fail "readdump --symbolize: frames not named"
+grep -q 'PhasesBurn([^"]* ([^"]*:[0-9]*)"' "$D/named.json" ||
+  fail "readdump --symbolize: no source line for PhasesBurn"
 run_crash abort 134 6
 
 # An existing file stays as it was; the process dies all the same.
