@@ -20,11 +20,13 @@
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "cpu_timer.h"
+#include "crash_symbols.h"
 #include "flight_recorder_buffer.h"
 #include "flight_recorder_clock.h"
 #include "flight_recorder_names.h"
@@ -255,6 +257,9 @@ void Run(Session* s) {
     const ClockMap clock = CurrentClockMap();
     s->window->Age(Ticks() - clock.TicksFor(s->min_age_ns));
     ArmThreads(s);
+    // The crash handler's names follow dlopen and dlclose, as the unwind
+    // tables do (unwind_watch.h), once they were prepared.
+    if (crash_symbols::Prepared() && crash_symbols::Stale()) crash_symbols::Prepare();
     if (g_snapshot_requested.exchange(false)) WriteRequestedSnapshot();
     l.lock();
   }
@@ -275,8 +280,8 @@ void ForEachEvent(const Window& w, uint32_t chunk, F&& f) {
   }
 }
 
-// Names return addresses in stacks: hex in the crash handler, functions
-// otherwise.
+// Names return addresses in stacks: functions, or hex where no name is
+// known (and in a crash handler without prepared tables).
 class Namer {
  public:
   virtual ~Namer() = default;
@@ -284,6 +289,35 @@ class Namer {
   // A frame of libdump's own (the interposition's, the profilers', the
   // allocator's) on top of a wait's or an allocation's stack.
   virtual bool IsOwnFrame(uintptr_t) { return false; }
+  // Whether some frames may stay hex: the mappings then go in the file.
+  virtual bool MayLeaveAddresses() const { return false; }
+};
+
+bool IsOwnFunction(std::string_view f) {
+  // A template's demangled name starts with its return type: the
+  // namespace is looked for before the parameter list.
+  for (std::string_view ns : {"libdump::samplers::", "libdump::internal::"}) {
+    const size_t at = f.find(ns);
+    if (at != std::string_view::npos && at < f.find('(')) return true;
+  }
+  return f.starts_with("operator new") || f == "malloc" || f == "calloc" || f == "realloc" ||
+         f.starts_with("libdump::Allocate");
+}
+
+// The crash handler's: the tables crash_symbols prepared at start, read
+// without allocating or locking; hex where they have no name.
+class CrashNamer final : public Namer {
+ public:
+  void Write(JsonOut& o, uintptr_t pc) override {
+    const std::string_view name = crash_symbols::Lookup(pc - 1);
+    if (name.empty()) o.Hex(pc);
+    else o.String(name);
+  }
+  bool IsOwnFrame(uintptr_t pc) override {
+    const std::string_view name = crash_symbols::Lookup(pc - 1);
+    return !name.empty() && IsOwnFunction(name);
+  }
+  bool MayLeaveAddresses() const override { return true; }
 };
 
 class SymbolNamer final : public Namer {
@@ -298,15 +332,7 @@ class SymbolNamer final : public Namer {
   bool IsOwnFrame(uintptr_t pc) override {
     auto it = cache_.find(pc);
     if (it == cache_.end()) it = cache_.emplace(pc, sym_.FunctionName(pc)).first;
-    const std::string_view f = it->second;
-    // A template's demangled name starts with its return type: the
-    // namespace is looked for before the parameter list.
-    for (std::string_view ns : {"libdump::samplers::", "libdump::internal::"}) {
-      const size_t at = f.find(ns);
-      if (at != std::string_view::npos && at < f.find('(')) return true;
-    }
-    return f.starts_with("operator new") || f == "malloc" || f == "calloc" || f == "realloc" ||
-           f.starts_with("libdump::Allocate");
+    return IsOwnFunction(it->second);
   }
 
  private:
@@ -570,8 +596,10 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
             break;
           }
           case kCpuSample:
-            em.Begin("i", "cpu", tid, e.ts);
-            o.Raw(",\"s\":\"t\",\"name\":\"cpu sample\",\"args\":{\"weight\":");
+            // A zero-length slice rather than an instant: speedscope shows
+            // slices only, and its frame's label carries the stack.
+            em.Begin("X", "cpu", tid, e.ts);
+            o.Raw(",\"dur\":0,\"name\":\"cpu sample\",\"args\":{\"weight\":");
             o.Uint(Get64(p));
             o.Raw(",");
             em.Stack(namer, p + 8, e.aux);
@@ -638,8 +666,9 @@ int64_t WriteJson(Session& s, int fd, int sig, Namer* namer) {
     o.Raw(",\"signal\":");
     o.Int(sig);
   }
-  if (namer == nullptr) {
-    // Stacks are raw addresses: the mappings let a reader symbolize them.
+  if (namer == nullptr || namer->MayLeaveAddresses()) {
+    // Stacks may hold raw addresses: the mappings let a reader symbolize
+    // them (readdump --symbolize).
     o.Raw(",\"maps\":\"");
     if (const int mfd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC); mfd >= 0) {
       char chunk[2048];
@@ -784,7 +813,8 @@ bool Recording() { return g_live.load(std::memory_order_acquire) != nullptr; }
 int64_t WriteWindowSignalSafe(int fd, int sig, int wait_ms) {
   Session* s = g_live.load(std::memory_order_acquire);
   if (s == nullptr || !LockWriter(wait_ms)) return -1;
-  const int64_t r = WriteJson(*s, fd, sig, nullptr);
+  CrashNamer namer;
+  const int64_t r = WriteJson(*s, fd, sig, crash_symbols::Prepared() ? &namer : nullptr);
   UnlockWriter();
   return r;
 }

@@ -29,8 +29,9 @@ bool WantsWait(int64_t ns);
 void RecordAllocation(const void* p, size_t size, const uintptr_t* pcs, size_t n);
 
 // Writes the window as Trace Event JSON to fd without allocating or taking
-// a lock (the crash handler's path): stacks as hex addresses, with the
-// process's mappings beside them. sig names the signal in the trace (0:
+// a lock (the crash handler's path): stacks named from the tables
+// crash_symbols.h prepared at start (hex where they have no name, or when
+// none were prepared), with the process's mappings beside them. sig names the signal in the trace (0:
 // none). Returns bytes written, -1 if no recorder runs or another snapshot
 // did not finish within wait_ms.
 int64_t WriteWindowSignalSafe(int fd, int sig, int wait_ms);

@@ -4,7 +4,8 @@
 // The crash handler is hand-written rather than a library's because it runs
 // on a thread that may hold any lock, inside malloc or inside the recorder
 // itself: it opens the file, writes the window with WriteWindowSignalSafe
-// (no allocation, no lock, a bounded wait for another snapshot writer) and
+// (no allocation, no lock, a bounded wait for another snapshot writer;
+// frames named from the symbol tables prepared at start) and
 // then puts back the handler it replaced and raises the signal again, so the
 // process dies as it would have (same signal, same core dump).
 #include <errno.h>
@@ -22,6 +23,7 @@
 #include <cstring>
 #include <string>
 
+#include "crash_symbols.h"
 #include "env_var.h"
 #include "exclusive_file.h"
 #include "flight_recorder.h"
@@ -129,6 +131,11 @@ bool StartFromEnvironment() {
       std::fprintf(stderr, "libdump: LIBDUMP_FLIGHT_RECORDER_ON_CRASH: path too long\n");
     } else {
       std::memcpy(g_crash_path, path.c_str(), path.size() + 1);
+      // The handler can neither read ELF files nor demangle: names are
+      // prepared now (and after each dlopen, by the recorder's thread),
+      // unless the program would rather not pay for them at start (then
+      // readdump --symbolize names the frames offline).
+      if (env::GetBool("LIBDUMP_FLIGHT_RECORDER_CRASH_NAMES", true)) crash_symbols::Prepare();
       for (int s : kCrashSignals) {
         struct sigaction sa {};
         sa.sa_sigaction = OnCrash;

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# The main job, end to end: an example program writes a heap dump, readdump
-# summarises and validates it, dumptohprof converts it to hprof.
+# The main job, end to end: an example program writes a heap dump of its
+# own C++ objects; readdump validates it and shows what holds the memory
+# (the histogram by type, the top retainers, one path from a root);
+# dumptohprof converts it; heapview serves it in a browser.
+#   LIBDUMP_DEMO_SERVE=1 (or `make view`): heapview serves at the end, until Ctrl-C.
+#   LIBDUMP_DEMO_OUT=DIR: where the dump and the hprof go (default out/).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -11,30 +15,38 @@ if [ ! -f build/CMakeCache.txt ]; then
   # turns them on in the same tree.
   cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLIBDUMP_BUILD_TESTS=OFF -DLIBDUMP_BUILD_BENCH=OFF >/dev/null
 fi
-cmake --build build -j "$jobs" --target heap_dump_example readdump dumptohprof
+cmake --build build -j "$jobs" --target heap_dump_example readdump dumptohprof heapview
 out=${LIBDUMP_DEMO_OUT:-$root/out}
 mkdir -p "$out"
 dump=$out/example.dump
+hprof=$out/example.hprof
+readdump=build/tools/readdump/readdump
+# Paths as a reader would type them from the repository's root.
+show() { case $1 in "$root"/*) printf '%s' "${1#"$root"/}" ;; *) printf '%s' "$1" ;; esac; }
+
 echo "== examples/heap_dump_example: a program that dumps its own heap"
-build/examples/heap_dump_example "$dump"
-echo "== readdump"
-build/tools/readdump/readdump "$dump"
+build/examples/heap_dump_example "$dump" | tee "$out/example.txt"
+payload=$(sed -n "s/.*payload is at //p" "$out/example.txt")
+echo "== readdump $(show "$dump")"
+$readdump "$dump"
 echo "== readdump --validate"
-build/tools/readdump/readdump --validate "$dump"
-echo "== readdump --histogram --top 10"
-build/tools/readdump/readdump --histogram --top 10 "$dump"
-echo "== readdump --threads"
-build/tools/readdump/readdump --threads "$dump"
-if [ -x build/tools/dumptohprof/dumptohprof ]; then
-  echo "== dumptohprof"
-  # --force: a second `make demo` replaces the first one's hprof.
-  build/tools/dumptohprof/dumptohprof --force "$dump" "$out/example.hprof"
-  echo "hprof written to $out/example.hprof (open it in VisualVM, Eclipse MAT or jhat)"
-fi
-if [ -x build/tools/heapview/heapview ]; then
-  echo "== readdump --dominators --top 5"
-  build/tools/readdump/readdump --dominators --top 5 "$dump"
-  # Serving is opt-in so the demo ends: LIBDUMP_DEMO_SERVE=1 serves until Ctrl-C.
-  echo "== heapview: build/tools/heapview/heapview $out/example.hprof serves http://127.0.0.1:7000/"
-  if [ "${LIBDUMP_DEMO_SERVE:-0}" = 1 ]; then build/tools/heapview/heapview "$out/example.hprof"; fi
+$readdump --validate "$dump"
+echo "== readdump --histogram --top 10: bytes by C++ type"
+$readdump --histogram --top 10 "$dump"
+echo "== readdump --dominators --top 5: what retains the most"
+$readdump --dominators --top 5 "$dump"
+echo "== readdump --path-to-root $payload: why one session's payload is still alive"
+$readdump --path-to-root "$payload" "$dump"
+echo "== dumptohprof"
+# --force: a second `make demo` replaces the first one's hprof.
+build/tools/dumptohprof/dumptohprof --force "$dump" "$hprof"
+echo "hprof written to $(show "$hprof") (VisualVM and Eclipse MAT open it too)"
+echo "== heapview: browse the heap"
+echo "  dumptohprof dump out.hprof && heapview out.hprof   # then open http://localhost:7000/"
+echo "here:"
+echo "  build/tools/heapview/heapview $(show "$hprof")   # then open http://localhost:7000/"
+echo "  (or LIBDUMP_DEMO_SERVE=1 make demo, or make view)"
+if [ "${LIBDUMP_DEMO_SERVE:-0}" = 1 ]; then
+  echo "== serving http://localhost:7000/ until Ctrl-C"
+  exec build/tools/heapview/heapview "$hprof"
 fi

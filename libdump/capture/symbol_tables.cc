@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
 namespace libdump::capture {
 
@@ -45,6 +46,26 @@ struct MappedFile {
   bool Has(uint64_t off, uint64_t len) const { return off <= size && len <= size - off; }
 };
 
+// Memory for the symbol arrays straight from mmap: a heap dump loads the
+// tables before it walks the heap, and rows allocated there would be dumped
+// as the program's own objects (half a megabyte of them for a small
+// program with libstdc++ and libc).
+template <class T>
+struct MappedAllocator {
+  using value_type = T;
+  MappedAllocator() = default;
+  template <class U>
+  MappedAllocator(const MappedAllocator<U>&) {}
+  T* allocate(size_t n) {
+    void* p = ::mmap(nullptr, n * sizeof(T), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t n) { ::munmap(p, n * sizeof(T)); }
+  template <class U>
+  bool operator==(const MappedAllocator<U>&) const { return true; }
+};
+
 struct Sym {
   uint64_t start;  // link-time address
   uint64_t size;
@@ -57,7 +78,7 @@ struct Symbolizer::Table {
   MappedFile file;
   const char* strtab = nullptr;
   uint64_t strtab_size = 0;
-  std::vector<Sym> syms;  // sorted by start
+  std::vector<Sym, MappedAllocator<Sym>> syms;  // sorted by start
 
   // Reads the function symbols of one symbol-table section (SHT_SYMTAB, else
   // SHT_DYNSYM); every offset is checked against the file's size.

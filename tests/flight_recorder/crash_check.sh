@@ -1,18 +1,23 @@
 #!/bin/bash
 # The flight recorder's snapshot at a crash, and on demand, read by real
 # readers.
-#   crash_check.sh PHASES_PROGRAM WORKDIR PRELOAD_LIB
+#   crash_check.sh PHASES_PROGRAM WORKDIR PRELOAD_LIB READDUMP
 # 1. SIGSEGV: the process still dies of SIGSEGV (status 139), and the
 #    snapshot it wrote holds worker-a's 200 ms region, worker-b's 50 ms lock
 #    wait (the region, and the "blocked" wait the pthread interposition
 #    reports) within 5 %, names both threads, has heap
 #    counters, names the signal, and passes the structural check.
+#    Its stacks are named at the crash: worker-a's CPU samples in
+#    PhasesBurn, worker-b's wait in PhasesWaitForLock (check_crash_names.py).
+#    Without the tables (LIBDUMP_FLIGHT_RECORDER_CRASH_NAMES=0), readdump
+#    --symbolize names them offline, with source lines.
 # 2. abort(): dies of SIGABRT (134), snapshot written too.
 # 3. An existing file is not overwritten (O_EXCL), the process still dies.
 # 4. WriteTo/WriteCPUProfileTo: the JSON has symbolized CPU samples; go tool
 #    pprof -top reads the window's profile and shows the burning function.
 # 5. speedscope in headless Chromium shows the threads and their regions
-#    (speedscope_check.mjs).
+#    (speedscope_check.mjs), and in the crash snapshot the named functions
+#    of worker-a's CPU samples and worker-b's wait.
 # 6. The preload (libdumpprof.so) starts the recorder from the environment
 #    in a program that knows nothing of it (bash): a crash snapshot with
 #    the process's death by SIGSEGV, and a snapshot on
@@ -21,6 +26,7 @@ set -u
 P=$1
 D=$2
 PRELOAD=$3
+READDUMP=$4
 H=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$D" && mkdir -p "$D"
 fails=0
@@ -54,6 +60,24 @@ run_crash() {  # mode expected_status
   check_phases "$out" "$D/$1.stdout" --signal "$3" || fail "$1: check_trace.py"
 }
 run_crash crash 139 11
+# The crash snapshot names its frames from the tables prepared at start:
+# worker-a's CPU samples in PhasesBurn under the thread's entry, worker-b's
+# wait in PhasesWaitForLock, no hex for a frame of the program itself.
+python3 "$H/check_crash_names.py" "$D/crash.json" "$P" || fail "crash: frames not named at the crash"
+# Without the tables (LIBDUMP_FLIGHT_RECORDER_CRASH_NAMES=0) the frames stay
+# hex beside the maps; readdump --symbolize names them offline, with source
+# lines, and the process died the same way.
+LIBDUMP_FLIGHT_RECORDER_CRASH_NAMES=0 LIBDUMP_FLIGHT_RECORDER_ON_CRASH="$D/hex.json" "$P" crash /dev/null /dev/null \
+  >/dev/null 2>&1
+st=$?
+[ "$st" -eq 139 ] || fail "crash without names: exit status $st, expected 139"
+if grep -q PhasesBurn "$D/hex.json"; then fail "crash without names: named all the same"; fi
+"$READDUMP" --symbolize "$D/hex.json" >"$D/named.json" 2>"$D/symbolize.stderr" ||
+  fail "readdump --symbolize: status $?: $(cat "$D/symbolize.stderr")"
+cat "$D/symbolize.stderr"
+python3 "$H/check_crash_names.py" "$D/named.json" "$P" || fail "readdump --symbolize: frames not named"
+grep -q 'PhasesBurn([^"]* ([^"]*:[0-9]*)"' "$D/named.json" ||
+  fail "readdump --symbolize: no source line for PhasesBurn"
 run_crash abort 134 6
 
 # An existing file stays as it was; the process dies all the same.
@@ -73,14 +97,14 @@ LIBDUMP_FLIGHT_RECORDER_ON_CRASH="$D/link.json" "$P" crash /dev/null /dev/null >
 check_phases "$D/snapshot.json" "$D/snapshot.stdout" --cpu || fail "snapshot: check_trace.py"
 grep -q 'PhasesBurn' "$D/snapshot.json" || fail "snapshot: no symbolized PhasesBurn in the CPU samples"
 # worker-b's wait came from the pthread interposition, with the stack that
-# waited, libdump's frames cut: the thread's lambda, where std::mutex::lock
+# waited, libdump's frames cut: PhasesWaitForLock, where std::mutex::lock
 # (inline) called pthread_mutex_lock.
 python3 -c '
 import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
 w = [e for e in ev if e.get("cat") == "wait" and e.get("name") == "blocked"]
-sys.exit(0 if any("main::{lambda()#2}" in e["args"]["stack"][0] for e in w) else 1)' "$D/snapshot.json" ||
-  fail "snapshot: no blocked wait whose stack starts in the lambda of worker-b"
+sys.exit(0 if any("PhasesWaitForLock" in e["args"]["stack"][0] for e in w) else 1)' "$D/snapshot.json" ||
+  fail "snapshot: no blocked wait whose stack starts in PhasesWaitForLock"
 if command -v go >/dev/null 2>&1; then
   export HOME=${HOME:-$D} GOCACHE=${GOCACHE:-$D/gocache}
   go tool pprof -top "$P" "$D/window.pprof" >"$D/pprof.top" 2>&1 || fail "go tool pprof -top failed: $(head -3 "$D/pprof.top")"
@@ -91,6 +115,7 @@ fi
 
 # speedscope in headless Chromium: thread profiles and their regions.
 node "$H/speedscope_check.mjs" "$D/crash.json" worker-a:phase-a worker-b:lock-wait flight_recorder:crashing \
+  'worker-a~"(anonymous namespace)::PhasesBurn(' 'worker-b~"(anonymous namespace)::PhasesWaitForLock(' \
   -- "$D/snapshot.json" worker-a:phase-a worker-b:lock-wait worker-b:blocked flight_recorder:main-before-end ||
   fail "speedscope (headless chromium)"
 

@@ -1,6 +1,7 @@
 // A program with known phases for the flight recorder's crash test: thread
-// "worker-a" spends 200 ms in region "phase-a", thread "worker-b" waits
-// 50 ms for a mutex the main thread holds (region "lock-wait"; the pthread
+// "worker-a" spends 200 ms in region "phase-a" burning CPU in PhasesBurn,
+// thread "worker-b" waits 50 ms in PhasesWaitForLock for a mutex the main
+// thread holds (region "lock-wait"; the pthread
 // interposition linked in reports the same wait, "blocked", to the
 // recorder's window with its stack), a task spans both threads, then
 // the main thread crashes. The recorder is started from the environment as
@@ -49,6 +50,12 @@ __attribute__((noinline)) void PhasesBurn(std::chrono::milliseconds d) {
   }
 }
 
+// Where worker-b waits for the mutex: a known frame for the wait's stack.
+__attribute__((noinline)) void PhasesWaitForLock(std::mutex& mu) {
+  std::lock_guard<std::mutex> g(mu);
+  asm volatile("" ::: "memory");  // not a tail call: this frame stays on the stack
+}
+
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
 std::mutex g_mu;
@@ -93,7 +100,7 @@ int main(int argc, char** argv) {
     {
       libdump::trace::Region r("lock-wait", task_id);
       g_wait_began.store(Clock::now().time_since_epoch().count());
-      std::lock_guard<std::mutex> g(g_mu);
+      PhasesWaitForLock(g_mu);
     }
     b_ms = Ms(Clock::now() - t0);
   });

@@ -2,9 +2,11 @@
 // speedscope/package-lock.json) running in Debian's headless Chromium, the
 // way speedscope's own CLI opens a file (#localProfilePath), and checks what
 // the page shows: one profile per thread, named after the thread, and each
-// thread's regions in its sandwich view.
+// thread's regions in its sandwich view. THREAD~TEXT asks for a frame of
+// the thread whose label contains TEXT: speedscope labels a slice with its
+// name and its args, so a CPU sample's or a wait's stack shows there.
 //
-//   node speedscope_check.mjs TRACE.json THREAD:REGION... [-- TRACE.json THREAD:REGION...]
+//   node speedscope_check.mjs TRACE.json THREAD:REGION|THREAD~TEXT... [-- TRACE.json ...]
 //
 // Fails (never skips) when chromium or the package is missing.
 import { spawnSync } from 'node:child_process'
@@ -84,14 +86,20 @@ for (const g of groups) {
   const unescape = s => s.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&amp;/g, '&')
   const shown = JSON.parse(unescape(m[1]))
   for (const w of g.want) {
-    const [thread, region] = w.split(':')
+    const contains = /^[^:~]*~/.test(w)
+    const at = contains ? w.indexOf('~') : w.indexOf(':')
+    const thread = w.slice(0, at)
+    const region = w.slice(at + 1)
     const p = shown.find(s => s.profile.includes(`, ${thread} (tid `))
+    const match = f => contains ? f.includes(region) : f === region || f.startsWith(region + ' {')
     if (!p) {
       console.log(`FAIL: ${g.trace}: no speedscope profile for thread ${thread}; profiles: ${shown.map(s => s.profile).join(' | ')}`)
       failures++
-    } else if (!p.frames.some(f => f === region || f.startsWith(region + ' {'))) {
-      console.log(`FAIL: ${g.trace}: thread ${thread}'s profile has no frame ${region}: ${p.frames.join(' | ')}`)
+    } else if (!p.frames.some(match)) {
+      console.log(`FAIL: ${g.trace}: thread ${thread}'s profile has no frame ${contains ? 'containing ' : ''}${region}: ${p.frames.join(' | ')}`)
       failures++
+    } else if (contains) {
+      console.log(`${g.trace}: thread ${thread}'s profile shows ${p.frames.find(match)}`)
     }
   }
   if (failures === 0) console.log(`${g.trace}: speedscope shows ${shown.length} thread profiles: ${shown.map(s => s.profile).join(' | ')}`)

@@ -14,6 +14,7 @@
 #include "records.h"
 #include "analysis_verbs.h"
 #include "summary.h"
+#include "symbolize.h"
 #include "threads.h"
 #include "validate.h"
 
@@ -203,6 +204,7 @@ int main(int argc, char** argv) {
   Run run(options);
   std::string error;
   try {
+    if (options.symbolize) return RunSymbolize(options);
     if (options.Analysis()) return RunAnalysis(options);
     return run.Main();
   } catch (const libdump::format::FormatError& e) {

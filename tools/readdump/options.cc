@@ -44,7 +44,10 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
       ("path-to-root", po::value<std::string>(&o.path_to_root)->value_name("ADDR"),
        "the shortest chain of strong references from a root to the object at ADDR")
       ("diff", po::value<std::string>(&o.diff_old)->value_name("OLD"),
-       "--diff OLD NEW: per-class change of count, bytes and retained bytes from OLD to NEW");
+       "--diff OLD NEW: per-class change of count, bytes and retained bytes from OLD to NEW")
+      ("symbolize", po::bool_switch(&o.symbolize),
+       "FILE is a flight recorder trace (Trace Event JSON): writes it to standard output with its hex frames "
+       "named from its maps and the binaries' symbols and DWARF (function (file:line))");
   po::options_description hidden;
   hidden.add_options()("file", po::value<std::string>(&o.file));
   po::options_description all;
@@ -82,7 +85,7 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
     }
     if (!o.dominators && o.diff_old.empty()) o.histogram = true;
   }
-  if (o.Analysis()) return ParseResult::kRun;
+  if (o.Analysis() || o.symbolize) return ParseResult::kRun;
   if (!o.records && !o.validate && !o.histogram && !o.threads) o.summary = true;
   return ParseResult::kRun;
 }

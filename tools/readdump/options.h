@@ -21,6 +21,7 @@ struct Options {
   bool dominators = false;
   std::string path_to_root;  // object address or id
   std::string diff_old;      // --diff OLD NEW: FILE is NEW
+  bool symbolize = false;    // --symbolize: FILE is a flight recorder trace (symbolize.h)
   bool Analysis() const { return dominators || !path_to_root.empty() || !diff_old.empty(); }
 };
 
