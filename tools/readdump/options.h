@@ -5,6 +5,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace libdump::readdump {
 
@@ -21,7 +22,12 @@ struct Options {
   bool dominators = false;
   std::string path_to_root;  // object address or id
   std::string diff_old;      // --diff OLD NEW: FILE is NEW
-  bool Analysis() const { return dominators || !path_to_root.empty() || !diff_old.empty(); }
+  // --growth OLD... NEW: `series` holds OLD..., FILE is NEW.
+  bool growth = false;
+  std::vector<std::string> series;
+  uint64_t max_growth = 0;  // --max-growth BYTES: exit 3 when a class grew more
+  bool has_max_growth = false;
+  bool Analysis() const { return dominators || !path_to_root.empty() || !diff_old.empty() || growth; }
 };
 
 enum class ParseResult { kRun, kHelp, kUsageError };
