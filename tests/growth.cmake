@@ -9,3 +9,9 @@ if(TARGET libdump_runtime AND TARGET readdump)
             $<TARGET_FILE:readdump> ${CMAKE_CURRENT_BINARY_DIR}/growth)
   set_tests_properties(readdump_growth_series PROPERTIES LABELS "integration;no_asan" TIMEOUT 120)
 endif()
+if(TARGET libdump_runtime AND TARGET heapview)
+  add_test(NAME heapview_series_browser
+    COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/growth/series_browser_test.sh $<TARGET_FILE:growth_program>
+            $<TARGET_FILE:heapview> ${CMAKE_CURRENT_BINARY_DIR}/growth_browser)
+  set_tests_properties(heapview_series_browser PROPERTIES LABELS "integration;no_asan" TIMEOUT 180)
+endif()

@@ -8,7 +8,9 @@
 #include <cstdio>
 #include <iostream>
 #include <thread>
+#include <vector>
 
+#include "growth.h"
 #include "heap_graph.h"
 #include "libdump/format/reader.h"
 #include "load.h"
@@ -22,6 +24,7 @@ using libdump::heapgraph::HeapGraph;
 
 constexpr const char* kUsage =
     "usage: heapview [--port 7000] [--bind 127.0.0.1] [--baseline OLD] FILE\n"
+    "       heapview [options] --series OLD... NEW\n"
     "\n"
     "Indexes FILE (a libdump heap dump, plain, zstd or gzip, or a JAVA PROFILE\n"
     "1.0.1/1.0.2 hprof) and serves it at http://127.0.0.1:PORT/ until Ctrl-C.\n"
@@ -54,6 +57,8 @@ void OpenWithProgress(const std::string& path, HeapGraph& g, bool quiet) {
 
 int main(int argc, char** argv) {
   std::string file, baseline, bind = "127.0.0.1";
+  std::vector<std::string> files;
+  bool series_flag = false;
   unsigned port = 7000, threads = 0;
   bool quiet = false;
   po::options_description visible("options");
@@ -63,14 +68,16 @@ int main(int argc, char** argv) {
       "address to listen on (default 127.0.0.1; any other is reachable from other machines: a warning says so)")(
       "baseline", po::value<std::string>(&baseline)->value_name("OLD"),
       "an older dump of the same program: new objects are marked and /diff shows the histogram delta")(
+      "series", po::bool_switch(&series_flag),
+      "--series OLD... NEW: serve NEW, and at /series what grows across the dumps, oldest first")(
       "threads", po::value<unsigned>(&threads)->value_name("N"), "server threads (default: cores, at least 2)")(
       "quiet,q", po::bool_switch(&quiet), "no progress line");
   po::options_description hidden;
-  hidden.add_options()("file", po::value<std::string>(&file));
+  hidden.add_options()("file", po::value<std::vector<std::string>>(&files));
   po::options_description all;
   all.add(visible).add(hidden);
   po::positional_options_description positional;
-  positional.add("file", 1);
+  positional.add("file", -1);
   po::variables_map vm;
   try {
     // allow_long_disguise: jhat's single-dash "-port 7000" and "-baseline OLD".
@@ -89,10 +96,17 @@ int main(int argc, char** argv) {
     std::cout << kUsage << visible;
     return 0;
   }
-  if (file.empty()) {
+  if (files.empty() || files.back().empty()) {
     std::cerr << "heapview: no FILE given\nTry 'heapview --help'.\n";
     return 2;
   }
+  file = files.back();
+  if (series_flag ? files.size() < 2 : files.size() > 1) {
+    std::cerr << (series_flag ? "heapview: --series needs two dumps or more, oldest first\n"
+                              : "heapview: one FILE only (several dumps: --series OLD... NEW)\n");
+    return 2;
+  }
+  files.pop_back();  // the older dumps of a series
   if (port > 65535) {
     std::cerr << "heapview: --port must be at most 65535\n";
     return 2;
@@ -103,10 +117,23 @@ int main(int argc, char** argv) {
   }
 
   HeapGraph g, base;
+  std::vector<HeapGraph> older(files.size());
+  libdump::heapgraph::Growth growth;
   std::string current = file;
   try {
     const auto t0 = std::chrono::steady_clock::now();
     OpenWithProgress(file, g, quiet);
+    if (series_flag) {
+      std::vector<const HeapGraph*> series;
+      for (size_t k = 0; k < files.size(); ++k) {
+        current = files[k];
+        OpenWithProgress(files[k], older[k], quiet);
+        series.push_back(&older[k]);
+      }
+      current = file;
+      series.push_back(&g);
+      growth = libdump::heapgraph::AnalyzeGrowth(series);
+    }
     if (!baseline.empty()) {
       current = baseline;
       OpenWithProgress(baseline, base, quiet);
@@ -129,6 +156,7 @@ int main(int argc, char** argv) {
   }
 
   libdump::heapview::Site site(g, baseline.empty() ? nullptr : &base);
+  if (series_flag) site.SetSeries(&growth);
   libdump::heapview::ServerOptions so;
   so.bind = bind == "localhost" ? "127.0.0.1" : bind;
   so.port = static_cast<uint16_t>(port);
