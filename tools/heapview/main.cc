@@ -12,6 +12,7 @@
 
 #include "growth.h"
 #include "heap_graph.h"
+#include "index_cache.h"
 #include "libdump/format/reader.h"
 #include "load.h"
 #include "server.h"
@@ -36,10 +37,12 @@ constexpr const char* kUsage =
 bool IsLoopback(const std::string& a) { return a == "127.0.0.1" || a == "::1" || a == "localhost" || a.starts_with("127."); }
 
 // Opens one file, printing a progress line on stderr while it reads.
-void OpenWithProgress(const std::string& path, HeapGraph& g, bool quiet) {
+libdump::heapgraph::IndexOptions g_index;
+
+libdump::heapgraph::IndexReport OpenWithProgress(const std::string& path, HeapGraph& g, bool quiet) {
   const bool tty = isatty(2);
   std::string last;
-  libdump::heapgraph::Open(path, g, [&](const char* step, uint64_t offset) {
+  const auto report = libdump::heapgraph::OpenIndexed(path, g, [&](const char* step, uint64_t offset) {
     if (quiet) return;
     std::string line = "heapview: indexing " + path + ": " + step;
     if (offset) line += " " + std::to_string(offset >> 20) + " MB";
@@ -49,8 +52,15 @@ void OpenWithProgress(const std::string& path, HeapGraph& g, bool quiet) {
       std::cerr << line << '\n';
     }
     last = step;
-  });
+  }, g_index);
   if (tty && !quiet) std::cerr << '\r' << "\033[K";
+  using libdump::heapgraph::IndexUse;
+  if (report.use == IndexUse::kUnsaved) {
+    std::cerr << "heapview: " << path << ": index not written: " << report.note << '\n';
+  } else if (!quiet && report.use == IndexUse::kSaved && report.note != "no index yet") {
+    std::cerr << "heapview: " << path << ": index rebuilt (" << report.note << ")\n";
+  }
+  return report;
 }
 
 }  // namespace
@@ -71,7 +81,11 @@ int main(int argc, char** argv) {
       "series", po::bool_switch(&series_flag),
       "--series OLD... NEW: serve NEW, and at /series what grows across the dumps, oldest first")(
       "threads", po::value<unsigned>(&threads)->value_name("N"), "server threads (default: cores, at least 2)")(
-      "quiet,q", po::bool_switch(&quiet), "no progress line");
+      "quiet,q", po::bool_switch(&quiet), "no progress line")(
+      "index-dir", po::value<std::string>(&g_index.dir)->value_name("DIR"),
+      "keep the analysed graph here and reopen it from there (default: $XDG_CACHE_HOME/libdump, "
+      "for dumps of 64 MiB or more; with DIR, every dump)")(
+      "no-index-cache", po::bool_switch(), "neither read nor write an index");
   po::options_description hidden;
   hidden.add_options()("file", po::value<std::vector<std::string>>(&files));
   po::options_description all;
@@ -122,7 +136,8 @@ int main(int argc, char** argv) {
   std::string current = file;
   try {
     const auto t0 = std::chrono::steady_clock::now();
-    OpenWithProgress(file, g, quiet);
+    if (vm["no-index-cache"].as<bool>()) g_index.enabled = false;
+    const bool from_index = OpenWithProgress(file, g, quiet).use == libdump::heapgraph::IndexUse::kLoaded;
     if (series_flag) {
       std::vector<const HeapGraph*> series;
       for (size_t k = 0; k < files.size(); ++k) {
@@ -141,8 +156,9 @@ int main(int argc, char** argv) {
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     char line[256];
-    snprintf(line, sizeof line, "heapview: %s: %zu objects, %llu bytes, %zu classes, indexed in %.2f s\n",
-             file.c_str(), g.size(), static_cast<unsigned long long>(g.total_bytes), g.classes.size(), secs);
+    snprintf(line, sizeof line, "heapview: %s: %zu objects, %llu bytes, %zu classes, %s in %.2f s\n",
+             file.c_str(), g.size(), static_cast<unsigned long long>(g.total_bytes), g.classes.size(),
+             from_index ? "read from its index" : "indexed", secs);
     if (!quiet) std::cerr << line;
   } catch (const libdump::format::FormatError& e) {
     std::cerr << current << ':' << e.what() << '\n';

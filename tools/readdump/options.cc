@@ -50,7 +50,11 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
        "--growth OLD... NEW: what grows across a series of dumps of one process, oldest first: "
        "classes per dump, survivors and churn, the accumulation points with their paths")
       ("max-growth", po::value<std::string>()->value_name("BYTES"),
-       "with --growth: exit 3 when a class's bytes grew by more than BYTES from the first dump to the last");
+       "with --growth: exit 3 when a class's bytes grew by more than BYTES from the first dump to the last")
+      ("index-dir", po::value<std::string>(&o.index_dir)->value_name("DIR"),
+       "the analysis verbs keep each dump's analysed graph here and reopen it from there (default: "
+       "$XDG_CACHE_HOME/libdump for dumps of 64 MiB or more; with DIR, every dump)")
+      ("no-index-cache", po::bool_switch(&o.no_index_cache), "neither read nor write an index");
   po::options_description hidden;
   std::vector<std::string> files;
   hidden.add_options()("file", po::value<std::vector<std::string>>(&files));

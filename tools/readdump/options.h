@@ -27,6 +27,9 @@ struct Options {
   std::vector<std::string> series;
   uint64_t max_growth = 0;  // --max-growth BYTES: exit 3 when a class grew more
   bool has_max_growth = false;
+  // The analysis verbs' index cache (tools/heapgraph/index_cache.h).
+  std::string index_dir;
+  bool no_index_cache = false;
   bool Analysis() const { return dominators || !path_to_root.empty() || !diff_old.empty() || growth; }
 };
 
