@@ -604,14 +604,16 @@ bool SaveIndex(const std::string& index, const std::string& dump, const std::str
   return TagOf(dump, salt, &t, why) && SaveTagged(index, t, g, why);
 }
 
-IndexReport OpenIndexed(const std::string& path, HeapGraph& g, const Progress& progress, const IndexOptions& o) {
+IndexReport OpenIndexed(const std::string& path, HeapGraph& g, const Progress& progress, const IndexOptions& o,
+                        const Opener& opener) {
+  const Opener open = opener ? opener : [&](HeapGraph& h) { Open(path, h, progress); };
   IndexReport rep;
   struct stat st;
   const bool cacheable = o.enabled && path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
                          (!o.dir.empty() || static_cast<uint64_t>(st.st_size) >= o.min_size);
   if (cacheable) rep.index = IndexPathFor(path, o, &rep.note);
   if (rep.index.empty()) {
-    Open(path, g, progress);
+    open(g);
     return rep;
   }
   if (progress) progress("reading the index", 0);
@@ -625,7 +627,7 @@ IndexReport OpenIndexed(const std::string& path, HeapGraph& g, const Progress& p
   Tag before, after;
   std::string why;
   const bool tagged = TagOf(path, o.salt, &before, &why);
-  Open(path, g, progress);
+  open(g);
   if (progress) progress("writing the index", 0);
   if (tagged && (!TagOf(path, o.salt, &after, &why) || !(after == before))) {
     if (why.empty()) why = "the dump changed while it was read";

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "heap_graph.h"
@@ -45,8 +46,12 @@ struct IndexReport {
   std::string note;   // why a present index was not used, or not written
 };
 
-// Open(path, g, progress) through the cache.
-IndexReport OpenIndexed(const std::string& path, HeapGraph& g, const Progress& progress, const IndexOptions& o);
+// `open(g)` (by default Open(path, g, progress)) through the cache: the index
+// when it is valid, else `open` and a new index. `o.salt` must name whatever
+// makes `open` build another graph from the same file.
+using Opener = std::function<void(HeapGraph&)>;
+IndexReport OpenIndexed(const std::string& path, HeapGraph& g, const Progress& progress, const IndexOptions& o,
+                        const Opener& open = {});
 
 // The index file of `dump` (creating its directory), or "" with `why`.
 std::string IndexPathFor(const std::string& dump, const IndexOptions& o, std::string* why);
