@@ -51,6 +51,27 @@ class PackedU64 {
            wide_.capacity() * sizeof(uint64_t);
   }
 
+ // The three arrays as they are, for the index file (index_cache.cc), which
+  // stores and restores them without re-packing.
+  struct Parts {
+    std::vector<uint64_t> base;
+    std::vector<uint32_t> low;
+    std::vector<uint64_t> wide;
+  };
+  const std::vector<uint64_t>& base() const { return base_; }
+  const std::vector<uint32_t>& low() const { return low_; }
+  const std::vector<uint64_t>& wide() const { return wide_; }
+  // False when the parts do not form a PackedU64 (a corrupt index).
+  bool Restore(Parts p) {
+    const bool packed_ok = p.wide.empty() && p.base.size() == (p.low.size() + kBlock - 1) / kBlock;
+    const bool wide_ok = !p.wide.empty() && p.base.empty() && p.low.empty();
+    if (!packed_ok && !wide_ok) return false;
+    base_ = std::move(p.base);
+    low_ = std::move(p.low);
+    wide_ = std::move(p.wide);
+    return true;
+  }
+
  private:
   static constexpr size_t kShift = 6, kBlock = size_t{1} << kShift;
 

@@ -10,8 +10,11 @@
 #include <cstdio>
 #include <iostream>
 #include <thread>
+#include <vector>
 
+#include "growth.h"
 #include "heap_graph.h"
+#include "index_cache.h"
 #include "libdump/format/reader.h"
 #include "load.h"
 #include "server.h"
@@ -24,6 +27,7 @@ using libdump::heapgraph::HeapGraph;
 
 constexpr const char* kUsage =
     "usage: heapview [--port 7000] [--bind 127.0.0.1] [--baseline OLD] FILE\n"
+    "       heapview [options] --series OLD... NEW\n"
     "\n"
     "Indexes FILE (a libdump heap dump, plain, zstd or gzip, or a JAVA PROFILE\n"
     "1.0.1/1.0.2 hprof) and serves it at http://127.0.0.1:PORT/ until Ctrl-C.\n"
@@ -46,10 +50,12 @@ bool IsLoopback(const std::string& a) {
 }
 
 // Opens one file, printing a progress line on stderr while it reads.
-void OpenWithProgress(const std::string& path, HeapGraph& g, bool quiet) {
+libdump::heapgraph::IndexOptions g_index;
+
+libdump::heapgraph::IndexReport OpenWithProgress(const std::string& path, HeapGraph& g, bool quiet) {
   const bool tty = isatty(2);
   std::string last;
-  libdump::heapgraph::Open(path, g, [&](const char* step, uint64_t offset) {
+  const auto report = libdump::heapgraph::OpenIndexed(path, g, [&](const char* step, uint64_t offset) {
     if (quiet) return;
     std::string line = "heapview: indexing " + path + ": " + step;
     if (offset) line += " " + std::to_string(offset >> 20) + " MB";
@@ -59,8 +65,15 @@ void OpenWithProgress(const std::string& path, HeapGraph& g, bool quiet) {
       std::cerr << line << '\n';
     }
     last = step;
-  });
+  }, g_index);
   if (tty && !quiet) std::cerr << '\r' << "\033[K";
+  using libdump::heapgraph::IndexUse;
+  if (report.use == IndexUse::kUnsaved) {
+    std::cerr << "heapview: " << path << ": index not written: " << report.note << '\n';
+  } else if (!quiet && report.use == IndexUse::kSaved && report.note != "no index yet") {
+    std::cerr << "heapview: " << path << ": index rebuilt (" << report.note << ")\n";
+  }
+  return report;
 }
 
 }  // namespace
@@ -68,6 +81,8 @@ void OpenWithProgress(const std::string& path, HeapGraph& g, bool quiet) {
 int main(int argc, char** argv) {
   std::string file, baseline, bind = "127.0.0.1";
   std::vector<std::string> allowed_hosts;
+  std::vector<std::string> files;
+  bool series_flag = false;
   unsigned port = 7000, threads = 0;
   bool quiet = false;
   po::options_description visible("options");
@@ -79,15 +94,21 @@ int main(int argc, char** argv) {
       "a Host name to answer besides the bound address, localhost and loopback addresses (repeatable)")(
       "baseline", po::value<std::string>(&baseline)->value_name("OLD"),
       "an older dump of the same program: new objects are marked and /diff shows the histogram delta")(
+      "series", po::bool_switch(&series_flag),
+      "--series OLD... NEW: serve NEW, and at /series what grows across the dumps, oldest first")(
       "threads", po::value<unsigned>(&threads)->value_name("N"),
       "server threads, 1 to 64 (default: cores, at least 2)")(
-      "quiet,q", po::bool_switch(&quiet), "no progress line");
+      "quiet,q", po::bool_switch(&quiet), "no progress line")(
+      "index-dir", po::value<std::string>(&g_index.dir)->value_name("DIR"),
+      "keep the analysed graph here and reopen it from there (default: $XDG_CACHE_HOME/libdump, "
+      "for dumps of 64 MiB or more; with DIR, every dump)")(
+      "no-index-cache", po::bool_switch(), "neither read nor write an index");
   po::options_description hidden;
-  hidden.add_options()("file", po::value<std::string>(&file));
+  hidden.add_options()("file", po::value<std::vector<std::string>>(&files));
   po::options_description all;
   all.add(visible).add(hidden);
   po::positional_options_description positional;
-  positional.add("file", 1);
+  positional.add("file", -1);
   po::variables_map vm;
   try {
     // allow_long_disguise: jhat's single-dash "-port 7000" and "-baseline OLD".
@@ -106,7 +127,7 @@ int main(int argc, char** argv) {
     std::cout << kUsage << visible;
     return 0;
   }
-  if (file.empty()) {
+  if (files.empty() || files.back().empty()) {
     std::cerr << "heapview: no FILE given\nTry 'heapview --help'.\n";
     return 2;
   }
@@ -114,6 +135,13 @@ int main(int argc, char** argv) {
     std::cerr << "heapview: --threads must be from 1 to " << libdump::heapview::kMaxThreads << "\n";
     return 2;
   }
+  file = files.back();
+  if (series_flag ? files.size() < 2 : files.size() > 1) {
+    std::cerr << (series_flag ? "heapview: --series needs two dumps or more, oldest first\n"
+                              : "heapview: one FILE only (several dumps: --series OLD... NEW)\n");
+    return 2;
+  }
+  files.pop_back();  // the older dumps of a series
   if (port > 65535) {
     std::cerr << "heapview: --port must be at most 65535\n";
     return 2;
@@ -124,10 +152,24 @@ int main(int argc, char** argv) {
   }
 
   HeapGraph g, base;
+  std::vector<HeapGraph> older(files.size());
+  libdump::heapgraph::Growth growth;
   std::string current = file;
   try {
     const auto t0 = std::chrono::steady_clock::now();
-    OpenWithProgress(file, g, quiet);
+    if (vm["no-index-cache"].as<bool>()) g_index.enabled = false;
+    const bool from_index = OpenWithProgress(file, g, quiet).use == libdump::heapgraph::IndexUse::kLoaded;
+    if (series_flag) {
+      std::vector<const HeapGraph*> series;
+      for (size_t k = 0; k < files.size(); ++k) {
+        current = files[k];
+        OpenWithProgress(files[k], older[k], quiet);
+        series.push_back(&older[k]);
+      }
+      current = file;
+      series.push_back(&g);
+      growth = libdump::heapgraph::AnalyzeGrowth(series);
+    }
     if (!baseline.empty()) {
       current = baseline;
       OpenWithProgress(baseline, base, quiet);
@@ -135,8 +177,9 @@ int main(int argc, char** argv) {
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     char line[256];
-    snprintf(line, sizeof line, "heapview: %s: %zu objects, %llu bytes, %zu classes, indexed in %.2f s\n",
-             file.c_str(), g.size(), static_cast<unsigned long long>(g.total_bytes), g.classes.size(), secs);
+    snprintf(line, sizeof line, "heapview: %s: %zu objects, %llu bytes, %zu classes, %s in %.2f s\n",
+             file.c_str(), g.size(), static_cast<unsigned long long>(g.total_bytes), g.classes.size(),
+             from_index ? "read from its index" : "indexed", secs);
     if (!quiet) std::cerr << line;
   } catch (const libdump::format::FormatError& e) {
     std::cerr << current << ':' << e.what() << '\n';
@@ -150,6 +193,7 @@ int main(int argc, char** argv) {
   }
 
   libdump::heapview::Site site(g, baseline.empty() ? nullptr : &base);
+  if (series_flag) site.SetSeries(&growth);
   libdump::heapview::ServerOptions so;
   so.bind = bind == "localhost" ? "127.0.0.1" : bind;
   so.port = static_cast<uint16_t>(port);

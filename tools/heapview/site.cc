@@ -7,12 +7,14 @@
 #include <sstream>
 
 #include "analyze.h"
+#include "growth_report.h"
 #include "histogram.h"
 #include "html.h"
 #include "libdump/format/reader.h"
 #include "object_detail.h"
 #include "paths.h"
 #include "report.h"
+#include "series_page.h"
 
 namespace libdump::heapview {
 namespace {
@@ -35,6 +37,13 @@ constexpr const char* kStyle =
     "th{background:#eee}.new{color:#b00;font-weight:bold}pre{background:#f6f6f6;padding:4px}"
     ".muted{color:#777}";
 
+// The pages the navigation bar links to beyond the fixed ones.
+struct Nav {
+  Nav(bool has_baseline, bool has_series = false) : baseline(has_baseline), series(has_series) {}
+  bool baseline;
+  bool series;
+};
+
 class Html {
  public:
   explicit Html(std::string title) : title_(std::move(title)) {}
@@ -50,7 +59,7 @@ class Html {
     body_ += Thousands(v);
     return *this;
   }
-  std::string Finish(bool has_baseline) const {
+  std::string Finish(Nav nav) const {
     std::string out =
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + Escape(title_) +
         " - heapview</title><style>" + kStyle +
@@ -58,7 +67,8 @@ class Html {
         "<a href=\"/classes\">Classes</a><a href=\"/roots\">Roots</a><a href=\"/dominators\">Dominators</a>"
         "<a href=\"/suspects\">Leak suspects</a><a href=\"/threads\">Threads</a>"
         "<a href=\"/finalizers\">Finalizers</a><a href=\"/query\">Query</a>";
-    if (has_baseline) out += "<a href=\"/diff\">Diff with baseline</a>";
+    if (nav.baseline) out += "<a href=\"/diff\">Diff with baseline</a>";
+    if (nav.series) out += "<a href=\"/series\">Series</a>";
     out += "</nav>\n<h1>" + Escape(title_) + "</h1>\n" + body_ + "\n</body></html>\n";
     return out;
   }
@@ -108,7 +118,8 @@ bool Glob(std::string_view pat, std::string_view s) {
 
 class Pages {
  public:
-  Pages(const HeapGraph& g, const HeapGraph* base) : g_(g), base_(base) {}
+  Pages(const HeapGraph& g, const HeapGraph* base, const heapgraph::Growth* series)
+      : g_(g), base_(base), series_(series), nav_(base != nullptr, series != nullptr) {}
 
   Response Route(const Target& t) {
     const std::string& p = t.path;
@@ -127,6 +138,14 @@ class Pages {
     if (p == "/threads") return Ok(Threads());
     if (p == "/query") return Ok(Query(t));
     if (p == "/diff" && base_) return Ok(Diff());
+    if (p == "/series" && series_) {
+      Html h("What grows across " + std::to_string(series_->files.size()) + " dumps");
+      h << SeriesBody(*series_, g_);
+      return Ok(h.Finish(nav_));
+    }
+    if (p == "/api/series" && series_) {
+      return Json([&](heapgraph::JsonWriter& j) { heapgraph::WriteGrowthJson(j, *series_, g_, 0); });
+    }
     if (p == "/api/histogram") return Json([&](heapgraph::JsonWriter& j) {
         heapgraph::WriteHistogramJson(j, g_, heapgraph::Histogram(g_, heapgraph::ParseSortBy(t.Get("sort"))));
       });
@@ -169,7 +188,7 @@ class Pages {
     h << "<p>" << Escape(why) << "</p>";
     Response r;
     r.status = 404;
-    r.body = h.Finish(base_ != nullptr);
+    r.body = h.Finish(nav_);
     return r;
   }
   template <typename F>
@@ -243,9 +262,10 @@ class Pages {
          "<li><a href=\"/suspects\">Leak suspects</a></li><li><a href=\"/threads\">Threads</a></li>"
          "<li><a href=\"/finalizers\">Finalizer summary</a></li><li><a href=\"/query\">Query</a></li>";
     if (base_) h << "<li><a href=\"/diff\">Histogram delta against the baseline</a></li>";
+    if (series_) h << "<li><a href=\"/series\">What grows across the series</a></li>";
     h << "</ul><p class=\"muted\">JSON: <a href=\"/api/histogram\">/api/histogram</a>, "
          "<a href=\"/api/dominators\">/api/dominators</a>, /api/object/ID, /api/path/ID</p>";
-    return h.Finish(base_ != nullptr);
+    return h.Finish(nav_);
   }
 
   std::string Histogram(const Target& t) {
@@ -267,7 +287,7 @@ class Pages {
         << "\">" << Thousands(k.count) << "</a></td>" << Num(k.bytes) << Num(k.retained) << "</tr>\n";
     }
     h << "</table>";
-    return h.Finish(base_ != nullptr);
+    return h.Finish(nav_);
   }
 
   std::string Classes(const Target& t) {
@@ -282,7 +302,7 @@ class Pages {
         << " instances)</span></li>\n";
     }
     h << "</ul>";
-    return h.Finish(base_ != nullptr);
+    return h.Finish(nav_);
   }
 
   uint32_t FindClass(const std::string& name) {
@@ -336,7 +356,7 @@ class Pages {
     }
     h << "</ul>";
     if (k.count > shown) h << "<p><a href=\"/instances?name=" << UrlEncode(k.name) << "\">all " << k.count << "</a></p>";
-    return Ok(h.Finish(base_ != nullptr));
+    return Ok(h.Finish(nav_));
   }
 
   Response Instances(const Target& t) {
@@ -358,7 +378,7 @@ class Pages {
     h << "</table><p>" << total << " instances.";
     if (base_ && !only_new) h << " <a href=\"/instances?name=" << UrlEncode(name) << "&amp;new=1\">Only new ones</a>";
     h << "</p>" << Pager("/instances?name=" + UrlEncode(name) + (only_new ? "&amp;new=1" : ""), page, total);
-    return Ok(h.Finish(base_ != nullptr));
+    return Ok(h.Finish(nav_));
   }
 
   std::string RootLine(uint32_t r) {
@@ -422,7 +442,7 @@ class Pages {
       for (const std::string& f : g_.stacks[st->second]) h << Escape(f) << "\n";
       h << "</pre>";
     }
-    return h.Finish(base_ != nullptr);
+    return h.Finish(nav_);
   }
 
   std::string PathPage(Index i) {
@@ -431,7 +451,7 @@ class Pages {
     if (path.empty()) {
       h << "<p>Not reachable from a root through strong references (references of weak, soft, final and phantom "
            "references' referent fields do not count).</p>";
-      return h.Finish(base_ != nullptr);
+      return h.Finish(nav_);
     }
     // A chain millions deep lists its root and the steps nearest the object.
     constexpr size_t kShown = 1000;
@@ -453,7 +473,7 @@ class Pages {
       h << "</li>";
     }
     h << "</ol>";
-    return h.Finish(base_ != nullptr);
+    return h.Finish(nav_);
   }
 
   std::string Reachable(Index i) {
@@ -465,7 +485,7 @@ class Pages {
       << ".</p><ul>";
     for (Index o : objs) h << "<li>" << ObjLink(o) << " " << g_.Size(o) << "</li>";
     h << "</ul>";
-    return h.Finish(base_ != nullptr);
+    return h.Finish(nav_);
   }
 
   std::string Roots() {
@@ -486,7 +506,7 @@ class Pages {
       }
       h << "</ul>";
     }
-    return h.Finish(base_ != nullptr);
+    return h.Finish(nav_);
   }
 
   std::string DominatorRows(const std::vector<Index>& objs, size_t page) {
@@ -507,7 +527,7 @@ class Pages {
       h << "<p>Objects only the roots dominate, by retained size; " << g_.reachable_bytes
         << " bytes are reachable.</p>"
         << DominatorRows(g_.top_retainers, page) << Pager("/dominators", page, g_.top_retainers.size());
-      return Ok(h.Finish(base_ != nullptr));
+      return Ok(h.Finish(nav_));
     }
     const Index i = Lookup(t.Get("obj"));
     if (i == kNone) return NotFound("No object " + t.Get("obj") + " in this heap.");
@@ -516,7 +536,7 @@ class Pages {
     h << "<p>" << ObjLink(i) << " retains " << g_.retained[i] << " bytes; it immediately dominates " << kids.size()
       << " objects.</p>"
       << DominatorRows(kids, page) << Pager("/dominators?obj=" + heapgraph::HexId(g_.ids[i]), page, kids.size());
-    return Ok(h.Finish(base_ != nullptr));
+    return Ok(h.Finish(nav_));
   }
 
   std::string Suspects() {
@@ -536,7 +556,7 @@ class Pages {
       for (Index p : heapgraph::PathFromRoot(g_, o)) h << "<li>" << ObjLink(p) << "</li>";
       h << "</ol>";
     }
-    return h.Finish(base_ != nullptr);
+    return h.Finish(nav_);
   }
 
   std::string Finalizers() {
@@ -548,7 +568,7 @@ class Pages {
     h << "</table><ul>";
     for (size_t k = 0; k < g_.finalizable.size() && k < 1000; ++k) h << "<li>" << ObjLink(g_.finalizable[k]) << "</li>";
     h << "</ul>";
-    return h.Finish(base_ != nullptr);
+    return h.Finish(nav_);
   }
 
   std::string Threads() {
@@ -565,7 +585,7 @@ class Pages {
       h << "</pre>";
     }
     if (g_.threads.empty()) h << "<p>The dump has no threads.</p>";
-    return h.Finish(base_ != nullptr);
+    return h.Finish(nav_);
   }
 
   std::string Query(const Target& t) {
@@ -582,7 +602,7 @@ class Pages {
          "characters, <code>?</code> one (<code>java.util.*</code>, <code>*Node</code>; empty: every class); "
          "<b>minsize</b> and <b>minretained</b> are byte thresholds. As a URL: "
          "<code>/query?class=*Node&amp;minretained=1000&amp;limit=50</code>.</p>";
-    if (t.query.empty()) return h.Finish(base_ != nullptr);
+    if (t.query.empty()) return h.Finish(nav_);
     std::vector<char> match(g_.classes.size(), 0);
     for (uint32_t c = 0; c < g_.classes.size(); ++c) match[c] = pat.empty() || Glob(pat, g_.classes[c].name);
     size_t total = 0;
@@ -593,7 +613,7 @@ class Pages {
     }
     h << "</table><p>" << total << " objects match" << (total > limit ? " (the first " + Thousands(limit) + " listed)" : "")
       << ".</p>";
-    return h.Finish(base_ != nullptr);
+    return h.Finish(nav_);
   }
 
   std::string Diff() {
@@ -608,17 +628,19 @@ class Pages {
         << SignedNum(r.retained_delta()) << Num(r.old_count) << Num(r.new_count) << "</tr>\n";
     }
     h << "</table>";
-    return h.Finish(base_ != nullptr);
+    return h.Finish(nav_);
   }
 
   const HeapGraph& g_;
   const HeapGraph* base_;
+  const heapgraph::Growth* series_;
+  Nav nav_;
 };
 
 }  // namespace
 
 Response Site::Handle(const std::string& target) const {
-  Pages pages(g_, base_);
+  Pages pages(g_, base_, series_);
   try {
     return pages.Route(ParseTarget(target));
   } catch (const std::exception& e) {

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "growth.h"
 #include "heap_graph.h"
 
 namespace libdump::heapview {
@@ -19,11 +20,15 @@ class Site {
  public:
   // `baseline` may be null (no --baseline).
   Site(const heapgraph::HeapGraph& g, const heapgraph::HeapGraph* baseline) : g_(g), base_(baseline) {}
+  // heapview --series: what grows across the series whose last dump is the
+  // graph served (/series, /api/series).
+  void SetSeries(const heapgraph::Growth* series) { series_ = series; }
   Response Handle(const std::string& target) const;
 
  private:
   const heapgraph::HeapGraph& g_;
   const heapgraph::HeapGraph* base_;
+  const heapgraph::Growth* series_ = nullptr;
 };
 
 }  // namespace libdump::heapview

@@ -3,7 +3,10 @@
 #include <iostream>
 
 #include "heap_graph.h"
+#include "growth.h"
+#include "growth_report.h"
 #include "histogram.h"
+#include "index_cache.h"
 #include "json_writer.h"
 #include "libdump/format/reader.h"
 #include "load.h"
@@ -11,22 +14,73 @@
 
 namespace libdump::readdump {
 
+namespace {
+
+// Open() through the index cache; an index that cannot be written is worth a
+// line (the next open will be as slow), one that was read or written is not.
+void OpenCached(const Options& o, const std::string& path, heapgraph::HeapGraph& g) {
+  heapgraph::IndexOptions io;
+  io.enabled = !o.no_index_cache;
+  io.dir = o.index_dir;
+  const heapgraph::IndexReport r = heapgraph::OpenIndexed(path, g, {}, io);
+  if (r.use == heapgraph::IndexUse::kUnsaved) std::cerr << "readdump: " << path << ": index not written: " << r.note << '\n';
+}
+
+// Opens a dump that is not FILE: the caller prefixes FILE's name to what
+// escapes, so this one's errors name their own file here.
+bool OpenOther(const Options& o, const std::string& path, heapgraph::HeapGraph& g) {
+  try {
+    OpenCached(o, path, g);
+    return true;
+  } catch (const format::FormatError& e) {
+    std::cerr << path << ':' << e.what() << '\n';
+  } catch (const heapgraph::LoadError& e) {
+    std::cerr << path << ": " << e.what() << '\n';
+  }
+  return false;
+}
+
+constexpr int kExitGrew = 3;
+
+int RunGrowth(const Options& o) {
+  using namespace heapgraph;
+  // Every dump stays loaded: the points' retained sizes are read in each.
+  std::vector<HeapGraph> graphs(o.series.size() + 1);
+  for (size_t k = 0; k < o.series.size(); ++k) {
+    if (!OpenOther(o, o.series[k], graphs[k])) return 1;
+  }
+  OpenCached(o, o.file, graphs.back());
+  std::vector<const HeapGraph*> series;
+  for (const HeapGraph& g : graphs) series.push_back(&g);
+  const Growth gr = AnalyzeGrowth(series);
+  if (o.json) {
+    JsonWriter j(std::cout);
+    WriteGrowthJson(j, gr, graphs.back(), o.top);
+    j.Finish();
+  } else {
+    PrintGrowth(std::cout, gr, graphs.back(), o.top);
+  }
+  if (o.has_max_growth) {
+    const SeriesClass* c = LargestGrowth(gr);
+    if (c && static_cast<uint64_t>(c->bytes_growth()) > o.max_growth) {
+      std::cerr << "readdump: " << c->name << " grew by " << c->bytes_growth() << " bytes (more than --max-growth "
+                << o.max_growth << ")\n";
+      return kExitGrew;
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
 int RunAnalysis(const Options& o) {
   using namespace heapgraph;
+  if (o.growth) return RunGrowth(o);
   HeapGraph g;
   if (!o.diff_old.empty()) {
     HeapGraph old_heap;
-    try {
-      Open(o.diff_old, old_heap);
-    } catch (const format::FormatError& e) {
-      // The caller prefixes the NEW file's name; this error is OLD's.
-      std::cerr << o.diff_old << ':' << e.what() << '\n';
-      return 1;
-    } catch (const LoadError& e) {
-      std::cerr << o.diff_old << ": " << e.what() << '\n';
-      return 1;
-    }
-    Open(o.file, g);
+    if (!OpenOther(o, o.diff_old, old_heap)) return 1;
+    OpenCached(o, o.file, g);
     const auto rows = Diff(old_heap, g);
     if (o.json) {
       JsonWriter j(std::cout);
@@ -37,7 +91,7 @@ int RunAnalysis(const Options& o) {
     }
     return 0;
   }
-  Open(o.file, g);
+  OpenCached(o, o.file, g);
   if (o.dominators) {
     if (o.json) {
       JsonWriter j(std::cout);

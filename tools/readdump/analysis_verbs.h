@@ -1,4 +1,4 @@
-// readdump --dominators, --path-to-root, --diff: the analyses of
+// readdump --dominators, --path-to-root, --diff, --growth: the analyses of
 // tools/heapgraph (the same code heapview serves), on a dump or an hprof.
 #pragma once
 
@@ -6,7 +6,8 @@
 
 namespace libdump::readdump {
 
-// Returns the exit status (0 ok, 1 no such object); throws what loading throws.
+// Returns the exit status (0 ok, 1 no such object or a bad OLD, 3 grew more
+// than --max-growth); throws what loading FILE throws.
 int RunAnalysis(const Options& o);
 
 }  // namespace libdump::readdump

@@ -13,6 +13,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: readdump [options] FILE\n"
+    "       readdump --growth [--top N] [--json] [--max-growth BYTES] OLD... NEW\n"
     "\n"
     "Parses a heap dump (go1.3 heap dump format with libdump extensions; zstd or\n"
     "gzip compressed dumps are detected) and prints a summary, or what the options\n"
@@ -20,7 +21,7 @@ constexpr const char* kUsage =
     "FILE '-' reads standard input (a pipe works, also with --validate).\n"
     "\n"
     "exit status: 0 ok, 1 invalid input (a missing file, a directory) or validation\n"
-    "problems, 2 usage error\n"
+    "problems, 2 usage error, 3 a class grew more than --max-growth\n"
     "\n";
 
 }  // namespace
@@ -47,13 +48,23 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
        "--diff OLD NEW: per-class change of count, bytes and retained bytes from OLD to NEW")
       ("symbolize", po::bool_switch(&o.symbolize),
        "FILE is a flight recorder trace (Trace Event JSON): writes it to standard output with its hex frames "
-       "named from its maps and the binaries' symbols and DWARF (function (file:line))");
+       "named from its maps and the binaries' symbols and DWARF (function (file:line))")
+      ("growth", po::bool_switch(&o.growth),
+       "--growth OLD... NEW: what grows across a series of dumps of one process, oldest first: "
+       "classes per dump, survivors and churn, the accumulation points with their paths")
+      ("max-growth", po::value<std::string>()->value_name("BYTES"),
+       "with --growth: exit 3 when a class's bytes grew by more than BYTES from the first dump to the last")
+      ("index-dir", po::value<std::string>(&o.index_dir)->value_name("DIR"),
+       "the analysis verbs keep each dump's analysed graph here and reopen it from there (default: "
+       "$XDG_CACHE_HOME/libdump for dumps of 64 MiB or more; with DIR, every dump)")
+      ("no-index-cache", po::bool_switch(&o.no_index_cache), "neither read nor write an index");
   po::options_description hidden;
-  hidden.add_options()("file", po::value<std::string>(&o.file));
+  std::vector<std::string> files;
+  hidden.add_options()("file", po::value<std::vector<std::string>>(&files));
   po::options_description all;
   all.add(visible).add(hidden);
   po::positional_options_description positional;
-  positional.add("file", 1);
+  positional.add("file", -1);
 
   po::variables_map vm;
   try {
@@ -71,9 +82,29 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
     tools::PrintVersion(out, "readdump");
     return ParseResult::kHelp;
   }
-  if (o.file.empty()) {
+  if (files.empty() || files.back().empty()) {
     err << "readdump: no FILE given\nTry 'readdump --help'.\n";
     return ParseResult::kUsageError;
+  }
+  o.file = files.back();
+  if (o.growth) {
+    if (files.size() < 2) {
+      err << "readdump: --growth needs two dumps or more, oldest first\n";
+      return ParseResult::kUsageError;
+    }
+    o.series.assign(files.begin(), files.end() - 1);
+  } else if (files.size() > 1) {
+    err << "readdump: one FILE only (several dumps: --growth OLD... NEW)\n";
+    return ParseResult::kUsageError;
+  }
+  if (vm.count("max-growth")) {
+    const std::string& s = vm["max-growth"].as<std::string>();
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), o.max_growth);
+    if (!o.growth || ec != std::errc() || end != s.data() + s.size()) {
+      err << "readdump: --max-growth needs --growth and a number of bytes\n";
+      return ParseResult::kUsageError;
+    }
+    o.has_max_growth = true;
   }
   if (vm.count("top")) {
     // Parsed here: lexical_cast would wrap "-1" around to 2^64-1.
@@ -83,7 +114,7 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
       err << "readdump: --top needs a positive number\n";
       return ParseResult::kUsageError;
     }
-    if (!o.dominators && o.diff_old.empty()) o.histogram = true;
+    if (!o.dominators && o.diff_old.empty() && !o.growth) o.histogram = true;
   }
   if (o.Analysis() || o.symbolize) return ParseResult::kRun;
   if (!o.records && !o.validate && !o.histogram && !o.threads) o.summary = true;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace libdump::readdump {
 
@@ -22,7 +23,15 @@ struct Options {
   std::string path_to_root;  // object address or id
   std::string diff_old;      // --diff OLD NEW: FILE is NEW
   bool symbolize = false;    // --symbolize: FILE is a flight recorder trace (symbolize.h)
-  bool Analysis() const { return dominators || !path_to_root.empty() || !diff_old.empty(); }
+  // --growth OLD... NEW: `series` holds OLD..., FILE is NEW.
+  bool growth = false;
+  std::vector<std::string> series;
+  uint64_t max_growth = 0;  // --max-growth BYTES: exit 3 when a class grew more
+  bool has_max_growth = false;
+  // The analysis verbs' index cache (tools/heapgraph/index_cache.h).
+  std::string index_dir;
+  bool no_index_cache = false;
+  bool Analysis() const { return dominators || !path_to_root.empty() || !diff_old.empty() || growth; }
 };
 
 enum class ParseResult { kRun, kHelp, kUsageError };

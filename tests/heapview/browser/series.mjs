@@ -1,0 +1,51 @@
+// heapview --series in Debian's headless chromium: the series page of the
+// leaking growth_program lists the growing class first, names its holder as
+// the top accumulation point, and its path link reaches a root.
+//
+//   node series.mjs URL SCREENSHOT.png
+import puppeteer from 'puppeteer-core';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+const [url, shot] = process.argv.slice(2);
+let failed = 0;
+function check(what, ok, detail = '') {
+  console.log(`${ok ? 'ok' : 'FAIL'}: ${what}${ok || !detail ? '' : ` (${detail})`}`);
+  if (!ok) failed = 1;
+}
+
+const profile = mkdtempSync(join(tmpdir(), 'heapview-chromium-'));
+const browser = await puppeteer.launch({
+  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
+  headless: true,
+  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
+         '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`],
+});
+try {
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1200, height: 800 });
+  await page.goto(url, { waitUntil: 'load' });
+  await Promise.all([page.waitForNavigation(), page.click('nav a[href="/series"]')]);
+  const rows = await page.$$eval('#series tr', (trs) => trs.slice(1).map(
+    (tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+  check('series: the first class is the growing app::Session', rows.length > 0 && rows[0][0] === 'grows' &&
+        rows[0][1] === 'app::Session', JSON.stringify(rows[0]));
+  check('series: Session counts 100 → 200 → 300', rows.length > 0 && rows[0][4] === '100 → 200 → 300',
+        JSON.stringify(rows[0]));
+  const points = await page.$$eval('#points tr', (trs) => trs.slice(1).map(
+    (tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+  check('series: the top accumulation point is app::SessionCache', points.length > 0 &&
+        points[0][0].startsWith('app::SessionCache@0x'), JSON.stringify(points[0]));
+  check('series: grown by 200 app::Session', points.length > 0 && points[0][3].includes('app::Session: 44,800 bytes (200)'),
+        JSON.stringify(points[0]));
+  writeFileSync(shot, await page.screenshot({ type: 'png', fullPage: true }));
+  await Promise.all([page.waitForNavigation(), page.click('#points tr:nth-child(2) a[href^="/path/"]')]);
+  const body = await page.$eval('body', (b) => b.textContent);
+  check('path page: the point is held by a root', body.includes('app::SessionCache') && /root/i.test(body),
+        body.slice(0, 300));
+} finally {
+  await browser.close();
+  rmSync(profile, { recursive: true, force: true });
+}
+process.exit(failed);

@@ -1,0 +1,178 @@
+// The index cache: a saved graph reads back field for field; a stale,
+// truncated, damaged or foreign index is refused; OpenIndexed writes once and
+// reads after.
+#include "index_cache.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace libdump::heapgraph {
+namespace {
+
+namespace fs = std::filesystem;
+
+#ifndef HEAPGRAPH_TESTDATA
+#error HEAPGRAPH_TESTDATA must name the testdata directory
+#endif
+
+void ExpectSameGraph(const HeapGraph& a, const HeapGraph& b) {
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(a.format, b.format);
+  EXPECT_EQ(a.source, b.source);
+  EXPECT_EQ(a.go, b.go);
+  ASSERT_EQ(a.classes.size(), b.classes.size());
+  for (size_t c = 0; c < a.classes.size(); ++c) {
+    const ClassInfo &x = a.classes[c], &y = b.classes[c];
+    EXPECT_EQ(x.name, y.name);
+    EXPECT_EQ(x.id, y.id);
+    EXPECT_EQ(x.super, y.super);
+    EXPECT_EQ(x.count, y.count);
+    EXPECT_EQ(x.bytes, y.bytes);
+    EXPECT_EQ(x.retained, y.retained);
+    ASSERT_EQ(x.fields.size(), y.fields.size());
+    for (size_t f = 0; f < x.fields.size(); ++f) {
+      EXPECT_EQ(x.fields[f].name, y.fields[f].name);
+      EXPECT_EQ(x.fields[f].offset, y.fields[f].offset);
+      EXPECT_EQ(x.fields[f].is_ref, y.fields[f].is_ref);
+    }
+  }
+  EXPECT_EQ(a.root_kinds, b.root_kinds);
+  ASSERT_EQ(a.roots.size(), b.roots.size());
+  for (size_t r = 0; r < a.roots.size(); ++r) {
+    EXPECT_EQ(a.roots[r].object, b.roots[r].object);
+    EXPECT_EQ(a.roots[r].label, b.roots[r].label);
+  }
+  ASSERT_EQ(a.threads.size(), b.threads.size());
+  for (size_t t = 0; t < a.threads.size(); ++t) EXPECT_EQ(a.threads[t].frames, b.threads[t].frames);
+  for (Index i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a.ids[i], b.ids[i]);
+    EXPECT_EQ(a.where[i], b.where[i]);
+    EXPECT_EQ(a.Size(i), b.Size(i));
+  }
+  EXPECT_EQ(a.cls, b.cls);
+  EXPECT_EQ(a.out_begin, b.out_begin);
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_EQ(a.weak_edges, b.weak_edges);
+  EXPECT_EQ(a.by_id, b.by_id);
+  EXPECT_EQ(a.stacks, b.stacks);
+  EXPECT_EQ(a.stack_of, b.stack_of);
+  EXPECT_EQ(a.idom, b.idom);
+  EXPECT_EQ(a.retained, b.retained);
+  EXPECT_EQ(a.path_parent, b.path_parent);
+  EXPECT_EQ(a.top_retainers, b.top_retainers);
+  EXPECT_EQ(a.reachable_bytes, b.reachable_bytes);
+  EXPECT_EQ(a.total_bytes, b.total_bytes);
+}
+
+class IndexCache : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("index_cache_test." + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    dump_ = (dir_ / "full.dump").string();
+    fs::copy_file(std::string(HEAPGRAPH_TESTDATA) + "/full.dump", dump_);
+    index_ = (dir_ / "full.ldindex").string();
+    Open(dump_, graph_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path dir_;
+  std::string dump_, index_;
+  HeapGraph graph_;
+};
+
+TEST_F(IndexCache, ReadsBackWhatItSaved) {
+  std::string why;
+  ASSERT_TRUE(SaveIndex(index_, dump_, "salt", graph_, &why)) << why;
+  HeapGraph back;
+  ASSERT_TRUE(LoadIndex(index_, dump_, "salt", back, &why)) << why;
+  ExpectSameGraph(graph_, back);
+  EXPECT_EQ(back.path, dump_);
+}
+
+TEST_F(IndexCache, RefusesTruncatedOrDamagedIndexes) {
+  std::string why;
+  ASSERT_TRUE(SaveIndex(index_, dump_, "", graph_, &why)) << why;
+  const auto size = fs::file_size(index_);
+  HeapGraph g;
+  // Cut anywhere (the tag, the middle, the hash): refused, never trusted.
+  for (uint64_t cut : {uint64_t{4}, size / 2, size - 1}) {
+    fs::copy_file(index_, index_ + ".cut", fs::copy_options::overwrite_existing);
+    fs::resize_file(index_ + ".cut", cut);
+    EXPECT_FALSE(LoadIndex(index_ + ".cut", dump_, "", g, &why)) << cut;
+    EXPECT_EQ(g.size(), 0u);
+  }
+  // One byte flipped in the body.
+  std::fstream f(index_, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(static_cast<std::streamoff>(size * 2 / 3));
+  char c;
+  f.seekg(static_cast<std::streamoff>(size * 2 / 3));
+  f.get(c);
+  f.seekp(static_cast<std::streamoff>(size * 2 / 3));
+  f.put(static_cast<char>(c ^ 0x40));
+  f.close();
+  EXPECT_FALSE(LoadIndex(index_, dump_, "", g, &why));
+  EXPECT_EQ(why, "the index is truncated or damaged");
+  // Trailing bytes.
+  ASSERT_TRUE(SaveIndex(index_, dump_, "", graph_, &why)) << why;
+  std::ofstream(index_, std::ios::app | std::ios::binary) << "x";
+  EXPECT_FALSE(LoadIndex(index_, dump_, "", g, &why));
+}
+
+TEST_F(IndexCache, RefusesStaleAndForeignIndexes) {
+  std::string why;
+  ASSERT_TRUE(SaveIndex(index_, dump_, "a", graph_, &why)) << why;
+  HeapGraph g;
+  EXPECT_FALSE(LoadIndex(index_, dump_, "b", g, &why));
+  EXPECT_EQ(why, "built with other options");
+  // Another dump (the same bytes elsewhere is another file: inode).
+  const std::string other = (dir_ / "other.dump").string();
+  fs::copy_file(dump_, other);
+  EXPECT_FALSE(LoadIndex(index_, other, "a", g, &why));
+  // Touched: the modification time moved.
+  ASSERT_TRUE(LoadIndex(index_, dump_, "a", g, &why)) << why;
+  struct timespec times[2] = {{0, UTIME_OMIT}, {12345, 0}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, dump_.c_str(), times, 0), 0);
+  EXPECT_FALSE(LoadIndex(index_, dump_, "a", g, &why));
+  EXPECT_EQ(why, "the dump changed since it was indexed");
+  // Replaced by a file of another content.
+  ASSERT_TRUE(SaveIndex(index_, dump_, "a", graph_, &why)) << why;
+  fs::copy_file(std::string(HEAPGRAPH_TESTDATA) + "/seed.dump", dump_, fs::copy_options::overwrite_existing);
+  EXPECT_FALSE(LoadIndex(index_, dump_, "a", g, &why));
+  // Not an index at all.
+  std::ofstream(index_, std::ios::trunc) << "not an index";
+  EXPECT_FALSE(LoadIndex(index_, dump_, "a", g, &why));
+  EXPECT_EQ(why, "not an index file");
+}
+
+TEST_F(IndexCache, OpenIndexedWritesOnceThenReads) {
+  IndexOptions o;
+  o.dir = (dir_ / "cache" / "deeper").string();
+  HeapGraph first, second;
+  IndexReport r = OpenIndexed(dump_, first, {}, o);
+  EXPECT_EQ(r.use, IndexUse::kSaved) << r.note;
+  EXPECT_TRUE(fs::exists(r.index));
+  EXPECT_EQ((fs::status(o.dir).permissions() & fs::perms::all), fs::perms::owner_all);
+  r = OpenIndexed(dump_, second, {}, o);
+  EXPECT_EQ(r.use, IndexUse::kLoaded) << r.note;
+  ExpectSameGraph(first, second);
+  // Nothing but the index in the directory: no temporary left behind.
+  EXPECT_EQ(std::distance(fs::directory_iterator(o.dir), fs::directory_iterator()), 1);
+  // Disabled, and small dumps without --index-dir: not cached.
+  o.enabled = false;
+  HeapGraph third, fourth;
+  EXPECT_EQ(OpenIndexed(dump_, third, {}, o).use, IndexUse::kNone);
+  IndexOptions dflt;
+  EXPECT_EQ(OpenIndexed(dump_, fourth, {}, dflt).use, IndexUse::kNone);
+  ExpectSameGraph(first, fourth);
+}
+
+}  // namespace
+}  // namespace libdump::heapgraph
