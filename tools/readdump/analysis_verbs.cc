@@ -8,6 +8,7 @@
 #include "libdump/format/reader.h"
 #include "load.h"
 #include "report.h"
+#include "typing.h"
 
 namespace libdump::readdump {
 
@@ -17,7 +18,7 @@ int RunAnalysis(const Options& o) {
   if (!o.diff_old.empty()) {
     HeapGraph old_heap;
     try {
-      Open(o.diff_old, old_heap);
+      typing::Open(o.diff_old, old_heap, o.typing);
     } catch (const format::FormatError& e) {
       // The caller prefixes the NEW file's name; this error is OLD's.
       std::cerr << o.diff_old << ':' << e.what() << '\n';
@@ -26,7 +27,7 @@ int RunAnalysis(const Options& o) {
       std::cerr << o.diff_old << ": " << e.what() << '\n';
       return 1;
     }
-    Open(o.file, g);
+    typing::Open(o.file, g, o.typing);
     const auto rows = Diff(old_heap, g);
     if (o.json) {
       JsonWriter j(std::cout);
@@ -37,7 +38,7 @@ int RunAnalysis(const Options& o) {
     }
     return 0;
   }
-  Open(o.file, g);
+  typing::Open(o.file, g, o.typing);
   if (o.dominators) {
     if (o.json) {
       JsonWriter j(std::cout);

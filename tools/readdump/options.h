@@ -6,6 +6,8 @@
 #include <ostream>
 #include <string>
 
+#include "typing.h"
+
 namespace libdump::readdump {
 
 struct Options {
@@ -21,6 +23,7 @@ struct Options {
   bool dominators = false;
   std::string path_to_root;  // object address or id
   std::string diff_old;      // --diff OLD NEW: FILE is NEW
+  typing::Options typing;    // --binary, --debug-dir, --no-typing
   bool Analysis() const { return dominators || !path_to_root.empty() || !diff_old.empty(); }
 };
 
