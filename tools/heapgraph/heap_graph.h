@@ -36,6 +36,8 @@ enum class NamedBy : uint8_t {
   kHolder = 4,   // the named object (or root) and offset that holds it
   kSize = 5,     // nothing names it: grouped by its size
 };
+// "untyped", "dump", "dwarf", "shape", "holder", "size".
+const char* NamedByName(NamedBy n);
 
 struct FieldInfo {
   std::string name;

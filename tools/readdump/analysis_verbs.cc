@@ -9,6 +9,7 @@
 #include "load.h"
 #include "report.h"
 #include "typing.h"
+#include "typing_report.h"
 
 namespace libdump::readdump {
 
@@ -38,7 +39,34 @@ int RunAnalysis(const Options& o) {
     }
     return 0;
   }
-  typing::Open(o.file, g, o.typing);
+  typing::Stats stats;
+  typing::Open(o.file, g, o.typing, {}, &stats);
+  if (o.classes) {
+    if (o.json) {
+      JsonWriter j(std::cout);
+      j.BeginObject();
+      j.Key("typing");
+      typing::WriteTypedFractionJson(j, stats);
+      j.Key("classes");
+      typing::WriteClassesJson(j, g, o.top);
+      j.EndObject();
+      j.Finish();
+    } else {
+      typing::PrintTypedFraction(std::cout, stats);
+      std::cout << '\n';
+      typing::PrintClasses(std::cout, g, o.top);
+    }
+  }
+  if (o.leaks) {
+    const typing::Leaks leaks = typing::FindLeaks(g, o.top ? o.top : 20);
+    if (o.json) {
+      JsonWriter j(std::cout);
+      typing::WriteLeaksJson(j, g, leaks, o.top);
+      j.Finish();
+    } else {
+      typing::PrintLeaks(std::cout, g, leaks, o.top);
+    }
+  }
   if (o.dominators) {
     if (o.json) {
       JsonWriter j(std::cout);

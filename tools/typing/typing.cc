@@ -7,17 +7,7 @@
 
 namespace libdump::typing {
 
-const char* RuleName(Rule r) {
-  switch (r) {
-    case Rule::kDump: return "dump";
-    case Rule::kDwarf: return "dwarf";
-    case Rule::kShape: return "shape";
-    case Rule::kHolder: return "holder";
-    case Rule::kSize: return "size";
-    case Rule::kNothing: break;
-  }
-  return "untyped";
-}
+const char* RuleName(Rule r) { return heapgraph::NamedByName(r); }
 
 const char* RuleLegend(Rule r) {
   switch (r) {
