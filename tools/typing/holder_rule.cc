@@ -38,6 +38,8 @@ std::string Hex(uint64_t v) {
 std::string RootHolder(const HeapGraph& g, const heapgraph::Root& r) {
   const std::string kind = r.kind < g.root_kinds.size() ? g.root_kinds[r.kind] : "root";
   const std::string& l = r.label;
+  if (r.kind == 1 && !r.variable.empty()) return "global `" + r.variable + "` (" + r.module + ")";
+  if (r.kind == 1 && !r.module.empty()) return "global (" + r.module + ")";
   if (l.empty() || l.starts_with("slot 0x") || l.starts_with("frame sp ")) return kind;
   if (r.kind == 0) {
     // "FUNC sp+0x10": the frame's function.
