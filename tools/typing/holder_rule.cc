@@ -26,6 +26,8 @@ namespace {
 constexpr uint32_t kNoOffset = UINT32_MAX;
 constexpr uint32_t kRootBit = 0x80000000u;  // holder[i] = kRootBit | root index
 constexpr size_t kMaxChain = 3;
+constexpr uint32_t kElement = UINT32_MAX - 1;  // held by an element of an array-like holder
+constexpr size_t kManyChildren = 8;
 
 std::string Hex(uint64_t v) {
   char b[24];
@@ -113,6 +115,11 @@ class Holders {
       std::sort(kids.begin(), kids.end(), [&](Index a, Index b) { return g_.ids[a] < g_.ids[b]; });
       kids.erase(std::unique(kids.begin(), kids.end()), kids.end());
       size_t left = kids.size();
+      // Many children at as many offsets: an array's elements, one class.
+      if (kids.size() > kManyChildren || g_.elements.count(p)) {
+        for (Index c : kids) offset_[c] = kElement;
+        return;
+      }
       for (size_t off = 0; off + w <= data.size() && left > 0; off += w) {
         const uint64_t v = ctx_.Word(data, off);
         if (v == 0) continue;
@@ -120,7 +127,7 @@ class Holders {
         if (it == kids.begin()) continue;
         const Index c = *--it;
         if (v - g_.ids[c] >= std::max<uint64_t>(g_.Size(c), 1) || offset_[c] != kNoOffset) continue;
-        offset_[c] = static_cast<uint32_t>(std::min<size_t>(off, kNoOffset - 1));
+        offset_[c] = static_cast<uint32_t>(std::min<size_t>(off, kElement - 1));
         --left;
       }
     });
@@ -132,7 +139,7 @@ class Holders {
     bool open = false;             // "+…": deeper objects all join it
   };
 
-  static std::string Off(uint32_t o) { return o == kNoOffset ? "+?" : "+" + Hex(o); }
+  static std::string Off(uint32_t o) { return o == kNoOffset ? "+?" : o == kElement ? "[]" : "+" + Hex(o); }
 
   uint32_t Make(Held h) {
     std::string name = "(held by " + h.base;

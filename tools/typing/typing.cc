@@ -118,9 +118,9 @@ Stats Type(HeapGraph& g, const Options& o) {
   Stats s;
   if (o.enabled && g.source == heapgraph::Source::kDump && !g.go) {
     Context ctx(g, o);
+    s.named_roots = NameRoots(ctx);
     ApplyDwarfRule(ctx);
     ApplyShapeRule(ctx);
-    s.named_roots = NameRoots(ctx);
     ApplyHolderRule(ctx);
     ApplySizeRule(ctx);
   }
