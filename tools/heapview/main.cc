@@ -19,6 +19,7 @@
 #include "load.h"
 #include "server.h"
 #include "site.h"
+#include "typing.h"
 
 namespace {
 
@@ -52,10 +53,11 @@ bool IsLoopback(const std::string& a) {
 // Opens one file, printing a progress line on stderr while it reads.
 libdump::heapgraph::IndexOptions g_index;
 
-libdump::heapgraph::IndexReport OpenWithProgress(const std::string& path, HeapGraph& g, bool quiet) {
+libdump::heapgraph::IndexReport OpenWithProgress(const std::string& path, HeapGraph& g,
+                                                 const libdump::typing::Options& typing, bool quiet) {
   const bool tty = isatty(2);
   std::string last;
-  const auto report = libdump::heapgraph::OpenIndexed(path, g, [&](const char* step, uint64_t offset) {
+  const libdump::heapgraph::Progress progress = [&](const char* step, uint64_t offset) {
     if (quiet) return;
     std::string line = "heapview: indexing " + path + ": " + step;
     if (offset) line += " " + std::to_string(offset >> 20) + " MB";
@@ -65,7 +67,12 @@ libdump::heapgraph::IndexReport OpenWithProgress(const std::string& path, HeapGr
       std::cerr << line << '\n';
     }
     last = step;
-  }, g_index);
+  };
+  libdump::heapgraph::IndexOptions io = g_index;
+  io.salt = libdump::typing::CacheSalt(typing);
+  const auto report = libdump::heapgraph::OpenIndexed(path, g, progress, io, [&](HeapGraph& h) {
+    libdump::typing::Open(path, h, typing, progress);
+  });
   if (tty && !quiet) std::cerr << '\r' << "\033[K";
   using libdump::heapgraph::IndexUse;
   if (report.use == IndexUse::kUnsaved) {
@@ -85,6 +92,7 @@ int main(int argc, char** argv) {
   bool series_flag = false;
   unsigned port = 7000, threads = 0;
   bool quiet = false;
+  libdump::typing::Options typing;
   po::options_description visible("options");
   visible.add_options()("help,h", "print this help and exit")(
       "port", po::value<unsigned>(&port)->value_name("N"), "TCP port (default 7000; 0 picks a free one)")(
@@ -158,12 +166,12 @@ int main(int argc, char** argv) {
   try {
     const auto t0 = std::chrono::steady_clock::now();
     if (vm["no-index-cache"].as<bool>()) g_index.enabled = false;
-    const bool from_index = OpenWithProgress(file, g, quiet).use == libdump::heapgraph::IndexUse::kLoaded;
+    const bool from_index = OpenWithProgress(file, g, typing, quiet).use == libdump::heapgraph::IndexUse::kLoaded;
     if (series_flag) {
       std::vector<const HeapGraph*> series;
       for (size_t k = 0; k < files.size(); ++k) {
         current = files[k];
-        OpenWithProgress(files[k], older[k], quiet);
+        OpenWithProgress(files[k], older[k], typing, quiet);
         series.push_back(&older[k]);
       }
       current = file;
@@ -172,7 +180,7 @@ int main(int argc, char** argv) {
     }
     if (!baseline.empty()) {
       current = baseline;
-      OpenWithProgress(baseline, base, quiet);
+      OpenWithProgress(baseline, base, typing, quiet);
       current = file;
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

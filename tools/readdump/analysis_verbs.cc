@@ -11,6 +11,8 @@
 #include "libdump/format/reader.h"
 #include "load.h"
 #include "report.h"
+#include "typing.h"
+#include "typing_report.h"
 
 namespace libdump::readdump {
 
@@ -18,11 +20,14 @@ namespace {
 
 // Open() through the index cache; an index that cannot be written is worth a
 // line (the next open will be as slow), one that was read or written is not.
-void OpenCached(const Options& o, const std::string& path, heapgraph::HeapGraph& g) {
+void OpenCached(const Options& o, const std::string& path, heapgraph::HeapGraph& g, typing::Stats* stats = nullptr) {
   heapgraph::IndexOptions io;
   io.enabled = !o.no_index_cache;
   io.dir = o.index_dir;
-  const heapgraph::IndexReport r = heapgraph::OpenIndexed(path, g, {}, io);
+  io.salt = typing::CacheSalt(o.typing);
+  const heapgraph::IndexReport r = heapgraph::OpenIndexed(
+      path, g, {}, io, [&](heapgraph::HeapGraph& h) { typing::Open(path, h, o.typing, {}, stats); });
+  if (r.use == heapgraph::IndexUse::kLoaded && stats) *stats = typing::Measure(g);
   if (r.use == heapgraph::IndexUse::kUnsaved) std::cerr << "readdump: " << path << ": index not written: " << r.note << '\n';
 }
 
@@ -91,7 +96,34 @@ int RunAnalysis(const Options& o) {
     }
     return 0;
   }
-  OpenCached(o, o.file, g);
+  typing::Stats stats;
+  OpenCached(o, o.file, g, &stats);
+  if (o.classes) {
+    if (o.json) {
+      JsonWriter j(std::cout);
+      j.BeginObject();
+      j.Key("typing");
+      typing::WriteTypedFractionJson(j, stats);
+      j.Key("classes");
+      typing::WriteClassesJson(j, g, o.top);
+      j.EndObject();
+      j.Finish();
+    } else {
+      typing::PrintTypedFraction(std::cout, stats);
+      std::cout << '\n';
+      typing::PrintClasses(std::cout, g, o.top);
+    }
+  }
+  if (o.leaks) {
+    const typing::Leaks leaks = typing::FindLeaks(g, o.top ? o.top : 20);
+    if (o.json) {
+      JsonWriter j(std::cout);
+      typing::WriteLeaksJson(j, g, leaks, o.top);
+      j.Finish();
+    } else {
+      typing::PrintLeaks(std::cout, g, leaks, o.top);
+    }
+  }
   if (o.dominators) {
     if (o.json) {
       JsonWriter j(std::cout);

@@ -57,7 +57,17 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
       ("index-dir", po::value<std::string>(&o.index_dir)->value_name("DIR"),
        "the analysis verbs keep each dump's analysed graph here and reopen it from there (default: "
        "$XDG_CACHE_HOME/libdump for dumps of 64 MiB or more; with DIR, every dump)")
-      ("no-index-cache", po::bool_switch(&o.no_index_cache), "neither read nor write an index");
+      ("no-index-cache", po::bool_switch(&o.no_index_cache), "neither read nor write an index")
+
+      ("classes", po::bool_switch(&o.classes),
+       "objects, bytes and retained bytes per class after typing (docs/TYPING.md), with the rule that named each; with --top N only N")
+      ("leaks", po::bool_switch(&o.leaks),
+       "objects no root reaches (leaks, in C++), by class, and the largest unreachable clusters; with --top N only N")
+      ("binary", po::value<std::vector<std::string>>(&o.typing.binaries)->value_name("FILE")->composing(),
+       "an ELF file of the dumped process with symbols or DWARF, for typing (repeatable)")
+      ("debug-dir", po::value<std::vector<std::string>>(&o.typing.debug_dirs)->value_name("DIR")->composing(),
+       "a directory of separate debug files (.build-id/xx/yyyy.debug), for typing (repeatable)")
+      ("no-typing", "keep the dump's own classes: no typing pass (docs/TYPING.md)");
   po::options_description hidden;
   std::vector<std::string> files;
   hidden.add_options()("file", po::value<std::vector<std::string>>(&files));
@@ -74,6 +84,7 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
     err << "readdump: " << e.what() << "\nTry 'readdump --help'.\n";
     return ParseResult::kUsageError;
   }
+  if (vm.count("no-typing")) o.typing.enabled = false;
   if (vm.count("help")) {
     out << kUsage << visible;
     return ParseResult::kHelp;
@@ -114,7 +125,7 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
       err << "readdump: --top needs a positive number\n";
       return ParseResult::kUsageError;
     }
-    if (!o.dominators && o.diff_old.empty() && !o.growth) o.histogram = true;
+    if (!o.dominators && !o.classes && !o.leaks && o.diff_old.empty() && !o.growth) o.histogram = true;
   }
   if (o.Analysis() || o.symbolize) return ParseResult::kRun;
   if (!o.records && !o.validate && !o.histogram && !o.threads) o.summary = true;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "typing.h"
+
 namespace libdump::readdump {
 
 struct Options {
@@ -31,7 +33,10 @@ struct Options {
   // The analysis verbs' index cache (tools/heapgraph/index_cache.h).
   std::string index_dir;
   bool no_index_cache = false;
-  bool Analysis() const { return dominators || !path_to_root.empty() || !diff_old.empty() || growth; }
+  bool classes = false;      // the typed histogram (classes the typing pass named, with the rule)
+  bool leaks = false;        // unreachable objects by class, and the largest unreachable clusters
+  typing::Options typing;    // --binary, --debug-dir, --no-typing
+  bool Analysis() const { return dominators || classes || leaks || !path_to_root.empty() || !diff_old.empty() || growth; }
 };
 
 enum class ParseResult { kRun, kHelp, kUsageError };
