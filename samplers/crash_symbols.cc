@@ -36,12 +36,12 @@ struct ModuleTable {
   const char* names;
 };
 
-// Modules sorted by lo, in one mapping.
+// Modules sorted by lo, in one mapping: this header, then the array.
 struct Snapshot {
   size_t count;
   size_t symbols;
   size_t bytes;
-  const ModuleTable* modules[1];  // count of them
+  const ModuleTable* const* modules;  // count of them, just after the header
 };
 
 std::atomic<const Snapshot*> g_current{nullptr};
@@ -219,11 +219,13 @@ bool Prepare() {
   const size_t bytes = PageRound(sizeof(Snapshot) + tables.size() * sizeof(ModuleTable*));
   auto* s = static_cast<Snapshot*>(Map(bytes));
   if (s == nullptr) return false;
+  auto* modules = reinterpret_cast<const ModuleTable**>(s + 1);
+  s->modules = modules;
   s->count = tables.size();
   s->symbols = 0;
   s->bytes = bytes;
   for (size_t i = 0; i < tables.size(); ++i) {
-    s->modules[i] = tables[i];
+    modules[i] = tables[i];
     s->symbols += tables[i]->count;
     s->bytes += tables[i]->bytes;
   }

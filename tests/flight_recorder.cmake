@@ -15,5 +15,5 @@ if(TARGET libdump_samplers AND TARGET libdump_prof_preload)
             $<TARGET_FILE:readdump>)
   # Timings within 5 %: run alone. Dies of SIGSEGV on purpose: ASan would
   # report the fault itself and exit 1 instead.
-  set_tests_properties(flight_recorder_crash_snapshot PROPERTIES LABELS "integration;no_asan" TIMEOUT 120 RUN_SERIAL TRUE)
+  set_tests_properties(flight_recorder_crash_snapshot PROPERTIES LABELS "integration;no_asan" TIMEOUT 240 RUN_SERIAL TRUE)
 endif()

@@ -78,6 +78,12 @@ cat "$D/symbolize.stderr"
 python3 "$H/check_crash_names.py" "$D/named.json" "$P" || fail "readdump --symbolize: frames not named"
 grep -q 'PhasesBurn([^"]* ([^"]*:[0-9]*)"' "$D/named.json" ||
   fail "readdump --symbolize: no source line for PhasesBurn"
+# A trace without maps (WriteTo's, named already) is refused, exit 1.
+"$P" snapshot "$D/nomaps.json" /dev/null >/dev/null 2>&1
+"$READDUMP" --symbolize "$D/nomaps.json" >/dev/null 2>"$D/nomaps.stderr"
+st=$?
+[ "$st" -eq 1 ] && grep -q "otherData.maps" "$D/nomaps.stderr" ||
+  fail "readdump --symbolize without maps: status $st, $(cat "$D/nomaps.stderr")"
 run_crash abort 134 6
 
 # An existing file stays as it was; the process dies all the same.

@@ -1,6 +1,8 @@
 #include "symbolize.h"
 
 #include <cxxabi.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <unistd.h>
 
@@ -116,6 +118,43 @@ bool HexToken(std::string_view t, uint64_t* v) {
   return true;
 }
 
+// Where, in the function the symbol table names, the code at addr is: the
+// line table's line, or when addr is in code inlined there, the line of the
+// outermost inlined call (a line of the function itself, not of a header
+// it inlined). "" without line information.
+std::string SourceLine(Dwfl_Module* m, Dwarf_Addr addr) {
+  std::string file;
+  int line = 0;
+  if (Dwfl_Line* l = dwfl_module_getsrc(m, addr)) {
+    if (const char* f = dwfl_lineinfo(l, nullptr, &line, nullptr, nullptr, nullptr)) file = f;
+  }
+  Dwarf_Addr bias = 0;
+  if (Dwarf_Die* cu = dwfl_module_addrdie(m, addr, &bias)) {
+    Dwarf_Die* scopes = nullptr;
+    const int n = dwarf_getscopes(cu, addr - bias, &scopes);
+    // Innermost first: the last inlined scope is the outermost call.
+    for (int i = n - 1; i >= 0; --i) {
+      if (dwarf_tag(&scopes[i]) != DW_TAG_inlined_subroutine) continue;
+      Dwarf_Attribute attr;
+      Dwarf_Word index = 0, call_line = 0;
+      Dwarf_Files* files = nullptr;
+      size_t nfiles = 0;
+      if (dwarf_attr(&scopes[i], DW_AT_call_file, &attr) != nullptr && dwarf_formudata(&attr, &index) == 0 &&
+          dwarf_attr(&scopes[i], DW_AT_call_line, &attr) != nullptr && dwarf_formudata(&attr, &call_line) == 0 &&
+          dwarf_getsrcfiles(cu, &files, &nfiles) == 0 && index < nfiles) {
+        if (const char* f = dwarf_filesrc(files, index, nullptr, nullptr)) {
+          file = f;
+          line = static_cast<int>(call_line);
+        }
+      }
+      break;
+    }
+    free(scopes);
+  }
+  if (file.empty() || line <= 0) return "";
+  return file + ":" + std::to_string(line);
+}
+
 size_t SkipSpace(std::string_view s, size_t i) {
   while (i < s.size() && (s[i] == ' ' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r')) ++i;
   return i;
@@ -178,12 +217,7 @@ std::string OfflineSymbolizer::Name(uint64_t pc) {
     GElf_Sym sym;
     if (const char* n = dwfl_module_addrinfo(m, a, &offset, &sym, nullptr, nullptr, nullptr)) {
       out = Demangle(n);
-      if (Dwfl_Line* l = dwfl_module_getsrc(m, a)) {
-        int line = 0;
-        if (const char* file = dwfl_lineinfo(l, nullptr, &line, nullptr, nullptr, nullptr); file && line > 0) {
-          out += " (" + std::string(file) + ":" + std::to_string(line) + ")";
-        }
-      }
+      if (const std::string where = SourceLine(m, a); !where.empty()) out += " (" + where + ")";
     }
   }
   impl_->cache.emplace(pc, out);
