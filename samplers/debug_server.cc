@@ -538,33 +538,6 @@ bool Nap(long seconds) {
   return !s->naps.wait_for(lock, std::chrono::seconds(seconds), [s] { return s->stopping; });
 }
 
-// Host names a request may carry: a DNS name could be rebound to 127.0.0.1
-// by a web page, so only literals that are this server's address, loopback
-// literals, "localhost" and the names LIBDUMP_PPROF_HOSTS lists.
-bool HostAllowed(std::string_view host_header, const std::string& local) {
-  std::string_view h = host_header;
-  if (h.starts_with('[')) {
-    const size_t close = h.find(']');
-    if (close == std::string_view::npos) return false;
-    h = h.substr(1, close - 1);
-  } else if (const size_t colon = h.rfind(':'); colon != std::string_view::npos && h.find(':') == colon) {
-    h = h.substr(0, colon);
-  }
-  std::string host(h);
-  for (char& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (host.empty()) return false;
-  if (host == "localhost" || IsLoopbackAddress(host) || host == local) return true;
-  if (const char* extra = std::getenv("LIBDUMP_PPROF_HOSTS")) {
-    std::string_view list(extra);
-    while (!list.empty()) {
-      const size_t comma = list.find(',');
-      if (list.substr(0, comma) == host) return true;
-      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
-    }
-  }
-  return false;
-}
-
 std::atomic<bool> g_dumping{false};
 
 // The heap dump, written to an in-memory file (outside the heap) and sent
@@ -824,6 +797,33 @@ void ForkChild() {
 }
 
 }  // namespace
+
+// Host names a request may carry: a DNS name could be rebound to 127.0.0.1
+// by a web page, so only literals that are this server's address, loopback
+// literals, "localhost" and the names LIBDUMP_PPROF_HOSTS lists.
+bool HostAllowed(std::string_view host_header, const std::string& local) {
+  std::string_view h = host_header;
+  if (h.starts_with('[')) {
+    const size_t close = h.find(']');
+    if (close == std::string_view::npos) return false;
+    h = h.substr(1, close - 1);
+  } else if (const size_t colon = h.rfind(':'); colon != std::string_view::npos && h.find(':') == colon) {
+    h = h.substr(0, colon);
+  }
+  std::string host(h);
+  for (char& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (host.empty()) return false;
+  if (host == "localhost" || IsLoopbackAddress(host) || host == local) return true;
+  if (const char* extra = std::getenv("LIBDUMP_PPROF_HOSTS")) {
+    std::string_view list(extra);
+    while (!list.empty()) {
+      const size_t comma = list.find(',');
+      if (list.substr(0, comma) == host) return true;
+      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    }
+  }
+  return false;
+}
 
 bool IsLoopbackAddress(const std::string& address) {
   boost::system::error_code ec;
