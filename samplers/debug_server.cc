@@ -416,7 +416,7 @@ constexpr int kAcceptBackoffMs = 100;    // out of descriptors: let some close
 struct Server {
   int listen_fd = -1;
   int wake_fd = -1;  // an eventfd: readable when the threads are to stop
-  std::string host;  // the bound address, as a Host header would name it
+  std::string host;  // the bound address (its text)
   std::mutex mu;
   std::condition_variable work;   // a connection is queued, or stopping
   std::condition_variable naps;   // stopping: the profiles' waits end
@@ -590,7 +590,22 @@ void ServeHeapDump(DeadlineStream& stream, const std::map<std::string, std::stri
   http::write(stream, r, ec);
 }
 
-void ServeConnection(int fd, const std::string& local) {
+// The address the client connected to, as a Host header would spell it.
+std::string LocalAddress(int fd) {
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  char text[INET6_ADDRSTRLEN] = "";
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) return "";
+  if (a.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&a)->sin_addr, text, sizeof text);
+  } else if (a.ss_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&a)->sin6_addr, text, sizeof text);
+  }
+  return text;
+}
+
+void ServeConnection(int fd) {
+  const std::string local = LocalAddress(fd);
   DeadlineStream stream(fd, kReadDeadlineMs);
   beast::error_code ec;
   beast::flat_buffer buf;
@@ -694,7 +709,7 @@ void* Worker(void* arg) {
       s->active[k] = fd;
     }
     try {
-      ServeConnection(fd, s->host);
+      ServeConnection(fd);
     } catch (...) {
       // A request that failed (out of memory, a bad allocation in a
       // profile): its connection closes, the server goes on.
