@@ -91,9 +91,9 @@ rm -f "$D"/dump.*
 # An idle flood: no thread more, the excess answered 503 at once, the server
 # answers once the flood is gone.
 threads0=$(ls /proc/$pid/task | wc -l)
-python3 "$HERE/idle_flood.py" 127.0.0.1 "$port" 300 2 >"$D/flood" &
+python3 "$HERE/idle_flood.py" 127.0.0.1 "$port" 300 4 >"$D/flood" &
 flood=$!
-sleep 1.5
+sleep 2.5
 threads1=$(ls /proc/$pid/task | wc -l)
 wait $flood
 echo "idle flood of 300: $(cat "$D/flood"); threads $threads0 -> $threads1"
@@ -122,10 +122,10 @@ took=$(( $(date +%s) - start ))
   say_fail "an unfinished request: $(cat "$D/slow") after $took s"
 kill $pid; wait $pid 2>/dev/null
 
-# --- The thread limit reached: as nobody, with RLIMIT_NPROC a few threads
+# --- The thread limit reached: as uid 64999 (no other test uses it), with RLIMIT_NPROC a few threads
 # above what the host starts with. Root only (root ignores RLIMIT_NPROC).
 if [ "$(id -u)" = 0 ]; then
-  prlimit --nproc=12 setpriv --reuid=65534 --regid=65534 --clear-groups \
+  prlimit --nproc=12 setpriv --reuid=64999 --regid=64999 --clear-groups \
     env LD_PRELOAD="$RT" LIBDUMP_PPROF_ADDR=127.0.0.1:0 "$PROG" hold 1 300 >"$D/out2" 2>"$D/err2" &
   pid=$!
   pids+=($pid)
