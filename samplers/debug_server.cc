@@ -417,7 +417,7 @@ constexpr int kAcceptBackoffMs = 100;    // out of descriptors: let some close
 struct Server {
   int listen_fd = -1;
   int wake_fd = -1;  // an eventfd: readable when the threads are to stop
-  std::string host;  // the bound address, as a Host header would name it
+  std::string host;  // the bound address (its text)
   std::mutex mu;
   std::condition_variable work;   // a connection is queued, or stopping
   std::condition_variable naps;   // stopping: the profiles' waits end
@@ -539,33 +539,6 @@ bool Nap(long seconds) {
   return !s->naps.wait_for(lock, std::chrono::seconds(seconds), [s] { return s->stopping; });
 }
 
-// Host names a request may carry: a DNS name could be rebound to 127.0.0.1
-// by a web page, so only literals that are this server's address, loopback
-// literals, "localhost" and the names LIBDUMP_PPROF_HOSTS lists.
-bool HostAllowed(std::string_view host_header, const std::string& local) {
-  std::string_view h = host_header;
-  if (h.starts_with('[')) {
-    const size_t close = h.find(']');
-    if (close == std::string_view::npos) return false;
-    h = h.substr(1, close - 1);
-  } else if (const size_t colon = h.rfind(':'); colon != std::string_view::npos && h.find(':') == colon) {
-    h = h.substr(0, colon);
-  }
-  std::string host(h);
-  for (char& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (host.empty()) return false;
-  if (host == "localhost" || IsLoopbackAddress(host) || host == local) return true;
-  if (const char* extra = std::getenv("LIBDUMP_PPROF_HOSTS")) {
-    std::string_view list(extra);
-    while (!list.empty()) {
-      const size_t comma = list.find(',');
-      if (list.substr(0, comma) == host) return true;
-      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
-    }
-  }
-  return false;
-}
-
 std::atomic<bool> g_dumping{false};
 
 // The heap dump, written to an in-memory file (outside the heap) and sent
@@ -620,7 +593,22 @@ void ServeHeapDump(DeadlineStream& stream, const std::map<std::string, std::stri
   http::write(stream, r, ec);
 }
 
-void ServeConnection(int fd, const std::string& local) {
+// The address the client connected to, as a Host header would spell it.
+std::string LocalAddress(int fd) {
+  sockaddr_storage a{};
+  socklen_t len = sizeof a;
+  char text[INET6_ADDRSTRLEN] = "";
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) return "";
+  if (a.ss_family == AF_INET) {
+    inet_ntop(AF_INET, &reinterpret_cast<sockaddr_in*>(&a)->sin_addr, text, sizeof text);
+  } else if (a.ss_family == AF_INET6) {
+    inet_ntop(AF_INET6, &reinterpret_cast<sockaddr_in6*>(&a)->sin6_addr, text, sizeof text);
+  }
+  return text;
+}
+
+void ServeConnection(int fd) {
+  const std::string local = LocalAddress(fd);
   DeadlineStream stream(fd, kReadDeadlineMs);
   beast::error_code ec;
   beast::flat_buffer buf;
@@ -724,7 +712,7 @@ void* Worker(void* arg) {
       s->active[k] = fd;
     }
     try {
-      ServeConnection(fd, s->host);
+      ServeConnection(fd);
     } catch (...) {
       // A request that failed (out of memory, a bad allocation in a
       // profile): its connection closes, the server goes on.
@@ -827,6 +815,33 @@ void ForkChild() {
 }
 
 }  // namespace
+
+// Host names a request may carry: a DNS name could be rebound to 127.0.0.1
+// by a web page, so only literals that are this server's address, loopback
+// literals, "localhost" and the names LIBDUMP_PPROF_HOSTS lists.
+bool HostAllowed(std::string_view host_header, const std::string& local) {
+  std::string_view h = host_header;
+  if (h.starts_with('[')) {
+    const size_t close = h.find(']');
+    if (close == std::string_view::npos) return false;
+    h = h.substr(1, close - 1);
+  } else if (const size_t colon = h.rfind(':'); colon != std::string_view::npos && h.find(':') == colon) {
+    h = h.substr(0, colon);
+  }
+  std::string host(h);
+  for (char& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (host.empty()) return false;
+  if (host == "localhost" || IsLoopbackAddress(host) || host == local) return true;
+  if (const char* extra = std::getenv("LIBDUMP_PPROF_HOSTS")) {
+    std::string_view list(extra);
+    while (!list.empty()) {
+      const size_t comma = list.find(',');
+      if (list.substr(0, comma) == host) return true;
+      list = comma == std::string_view::npos ? std::string_view() : list.substr(comma + 1);
+    }
+  }
+  return false;
+}
 
 bool IsLoopbackAddress(const std::string& address) {
   boost::system::error_code ec;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 namespace libdump::samplers {
 
@@ -20,5 +21,10 @@ bool ParseListenAddress(const std::string& address, ParsedAddress* out, std::str
 // An IP literal of this host's loopback: 127.0.0.0/8, ::1 in any spelling,
 // and 127.x.y.z mapped into IPv6 (::ffff:127.0.0.1).
 bool IsLoopbackAddress(const std::string& address);
+
+// Whether a request's Host header (with or without a port) names this
+// server: local (the address the client connected to), localhost, a
+// loopback literal, or a name LIBDUMP_PPROF_HOSTS lists (comma-separated).
+bool HostAllowed(std::string_view host_header, const std::string& local);
 
 }  // namespace libdump::samplers

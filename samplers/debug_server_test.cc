@@ -36,6 +36,32 @@ TEST(DebugServerAddress, BadAddressesSayWhy) {
   EXPECT_EQ(error, "\"x\" is not a port (0-65535)");
 }
 
+TEST(DebugServerAddress, EveryLoopbackSpelling) {
+  for (const char* a : {"127.0.0.1", "127.1.2.3", "::1", "0:0:0:0:0:0:0:1", "::ffff:127.0.0.1", "0::1"}) {
+    EXPECT_TRUE(IsLoopbackAddress(a)) << a;
+  }
+  for (const char* a : {"0.0.0.0", "::", "192.0.2.1", "::ffff:192.0.2.1", "localhost", "example.com", ""}) {
+    EXPECT_FALSE(IsLoopbackAddress(a)) << a;
+  }
+}
+
+TEST(DebugServerHost, OnlyLoopbackLocalhostAndTheServersOwnAddress) {
+  for (const char* h : {"localhost", "LOCALHOST:6060", "127.0.0.1", "127.0.0.1:6060", "[::1]:6060", "[::1]",
+                        "[::ffff:127.0.0.1]:80", "192.0.2.7:6060"}) {
+    EXPECT_TRUE(HostAllowed(h, "192.0.2.7")) << h;
+  }
+  // A DNS name that a web page could rebind to 127.0.0.1, another address,
+  // an empty or malformed header.
+  for (const char* h : {"attacker.example", "attacker.example:6060", "192.0.2.8:6060", "", ":6060", "[::1",
+                        "localhost.attacker.example"}) {
+    EXPECT_FALSE(HostAllowed(h, "192.0.2.7")) << h;
+  }
+  setenv("LIBDUMP_PPROF_HOSTS", "build-box,profiler.internal", 1);
+  EXPECT_TRUE(HostAllowed("profiler.internal:6060", "127.0.0.1"));
+  EXPECT_FALSE(HostAllowed("profiler", "127.0.0.1"));
+  unsetenv("LIBDUMP_PPROF_HOSTS");
+}
+
 TEST(DebugServer, OneServerPerProcess) {
   std::string error, bound;
   ASSERT_TRUE(StartDebugServer("127.0.0.1:0", &error, &bound)) << error;

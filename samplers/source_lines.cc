@@ -1,6 +1,7 @@
 #include "source_lines.h"
 
 #include <dwarf.h>
+#include <fcntl.h>
 #include <elfutils/libdw.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -38,12 +39,30 @@ int64_t CallLine(Dwarf_Die* inlined) {
   return static_cast<int64_t>(line);
 }
 
+// elfutils opens the modules and their debug files without O_CLOEXEC: mark
+// them as they come, so a program that forks and execs while a profile is
+// symbolized does not pass them on.
+int CloseOnExec(int fd) {
+  if (fd >= 0) fcntl(fd, F_SETFD, fcntl(fd, F_GETFD) | FD_CLOEXEC);
+  return fd;
+}
+
+int FindElf(Dwfl_Module* mod, void** userdata, const char* name, Dwarf_Addr base, char** file_name, Elf** elfp) {
+  return CloseOnExec(dwfl_linux_proc_find_elf(mod, userdata, name, base, file_name, elfp));
+}
+
+int FindDebuginfo(Dwfl_Module* mod, void** userdata, const char* name, Dwarf_Addr base, const char* file_name,
+                  const char* debuglink_file, GElf_Word debuglink_crc, char** debuginfo_file_name) {
+  return CloseOnExec(dwfl_standard_find_debuginfo(mod, userdata, name, base, file_name, debuglink_file, debuglink_crc,
+                                                  debuginfo_file_name));
+}
+
 }  // namespace
 
 SourceLines::SourceLines() {
   static const Dwfl_Callbacks kCallbacks = {
-      .find_elf = dwfl_linux_proc_find_elf,
-      .find_debuginfo = dwfl_standard_find_debuginfo,
+      .find_elf = FindElf,
+      .find_debuginfo = FindDebuginfo,
       .section_address = nullptr,
       .debuginfo_path = nullptr,
   };

@@ -14,6 +14,11 @@ if(TARGET heapview AND TARGET dumptohprof)
   add_test(NAME heapview_cli COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/heapview/cli_test.sh $<TARGET_FILE:heapview>
     ${_hv}/graph.dump ${_hv}/graph.hprof ${_hv}/cli)
   set_tests_properties(heapview_cli PROPERTIES FIXTURES_REQUIRED heapview_dump LABELS integration TIMEOUT 120)
+  # Descriptors exhausted by slow clients, --threads bounded, methods and
+  # Host, loopback spellings.
+  add_test(NAME heapview_exhaustion COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/heapview/exhaustion_test.sh
+    $<TARGET_FILE:heapview> ${_hv}/graph.dump ${_hv}/exhaustion)
+  set_tests_properties(heapview_exhaustion PROPERTIES FIXTURES_REQUIRED heapview_dump LABELS integration TIMEOUT 120)
 
   # Chromium cannot run under ASan's interceptors' process (it is not
   # instrumented, and heapview is only its server), but heapview under ASan is

@@ -64,3 +64,13 @@ if(TARGET libdump_samplers AND TARGET libdump_runtime AND TARGET libdump_prof_pr
   set_tests_properties(pprof_attribution_and_no_self_allocations PROPERTIES LABELS "integration;no_asan" TIMEOUT 300
     RUN_SERIAL TRUE)
 endif()
+# /debug/pprof under hostile clients: idle floods (also at the thread
+# limit), 10 concurrent heap dumps with the RSS bounded, methods and Host,
+# the listening socket across exec and fork. Preloads a program: not ASan.
+if(TARGET libdump_runtime)
+  add_executable(pprof_server_host_program ${CMAKE_CURRENT_LIST_DIR}/pprof/server_host_program.cc)
+  add_test(NAME pprof_debug_server_safety
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/pprof/debug_server_safety.sh $<TARGET_FILE:libdump_runtime>
+            $<TARGET_FILE:pprof_server_host_program> ${CMAKE_CURRENT_BINARY_DIR}/pprof_debug_server_safety)
+  set_tests_properties(pprof_debug_server_safety PROPERTIES LABELS "integration;no_asan" TIMEOUT 240)
+endif()

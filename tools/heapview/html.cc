@@ -26,7 +26,7 @@ std::string Escape(std::string_view s) {
       continue;
     }
     // A UTF-8 sequence: its length from the lead byte, continuation bytes checked.
-    const size_t n = c >= 0xF0 && c < 0xF5 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 && c < 0xE0 ? 2 : 0;
+    const size_t n = c >= 0xF5 ? 0 : c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC2 ? 2 : 0;
     bool ok = n != 0 && i + n <= s.size();
     for (size_t k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xC0) == 0x80;
     if (ok && n > 2) {

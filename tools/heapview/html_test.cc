@@ -11,6 +11,15 @@ TEST(Html, EscapesMarkupAndBadUtf8) {
   EXPECT_EQ(Escape("caf\xC3\xA9"), "caf\xC3\xA9");        // valid UTF-8 kept
   EXPECT_EQ(Escape("x\xC3("), "x\xEF\xBF\xBD(");          // cut sequence replaced
   EXPECT_EQ(Escape(std::string("\x01", 1)), "\xEF\xBF\xBD");  // control character
+  // Well-formed in shape but not UTF-8: each bad byte becomes U+FFFD.
+  const std::string r = "\xEF\xBF\xBD";
+  EXPECT_EQ(Escape("\xE0\x80\xAF"), r + r + r);              // overlong '/'
+  EXPECT_EQ(Escape("\xC0\xAF"), r + r);                       // overlong, two bytes
+  EXPECT_EQ(Escape("\xED\xA0\x80"), r + r + r);              // a UTF-16 surrogate
+  EXPECT_EQ(Escape("\xF0\x80\x80\xAF"), r + r + r + r);       // overlong, four bytes
+  EXPECT_EQ(Escape("\xF4\x90\x80\x80"), r + r + r + r);       // past U+10FFFF
+  EXPECT_EQ(Escape("\xF5\x80\x80\x80"), r + r + r + r);
+  EXPECT_EQ(Escape("\xE2\x82\xAC\xF0\x9F\x98\x80"), "\xE2\x82\xAC\xF0\x9F\x98\x80");  // kept
 }
 
 TEST(Html, UrlRoundTrip) {

@@ -57,9 +57,9 @@ class IdleSessions {
 // One connection: read a request, answer it, repeat while keep-alive.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, const Site& site, IdleSessions& idle, const ServerOptions& o)
-      : stream_(std::move(socket)), site_(site), idle_(idle), options_(o) {}
-  ~Session() { idle_.Remove(this); }
+  Session(tcp::socket socket, const Site& site, std::shared_ptr<IdleSessions> idle, const ServerOptions& o)
+      : stream_(std::move(socket)), site_(site), idle_(std::move(idle)), options_(o) {}
+  ~Session() { idle_->Remove(this); }
 
   void Start() { Read(); }
 
@@ -78,12 +78,12 @@ class Session : public std::enable_shared_from_this<Session> {
   void Read() {
     req_ = {};
     stream_.expires_after(std::chrono::seconds(60));
-    idle_.Add(this, weak_from_this());
+    idle_->Add(this, weak_from_this());
     http::async_read(stream_, buffer_, req_, beast::bind_front_handler(&Session::OnRead, shared_from_this()));
   }
 
   void OnRead(beast::error_code ec, size_t) {
-    idle_.Remove(this);
+    idle_->Remove(this);
     if (ec) return Close();
     auto res = std::make_shared<http::response<http::string_body>>();
     res->version(req_.version());
@@ -132,7 +132,9 @@ class Session : public std::enable_shared_from_this<Session> {
   http::request<http::string_body> req_;
   std::shared_ptr<http::response<http::string_body>> res_;
   const Site& site_;
-  IdleSessions& idle_;
+  // Shared: a session may outlive the listener while the io_context is
+  // destroyed.
+  std::shared_ptr<IdleSessions> idle_;
   const ServerOptions& options_;
 };
 
@@ -160,7 +162,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
       // Out of descriptors: the pending client stays pending, so accepting
       // again at once would spin. Close the connections idle longest (a
       // flood of slow clients is what fills the table) and try again soon.
-      for (auto& s : idle_.Oldest(kShedAtOnce)) s->Shed();
+      for (auto& s : idle_->Oldest(kShedAtOnce)) s->Shed();
       backoff_.expires_after(std::chrono::milliseconds(50));
       backoff_.async_wait([self = shared_from_this()](beast::error_code e) {
         if (e != asio::error::operation_aborted) self->Accept();
@@ -175,7 +177,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
   tcp::acceptor acceptor_;
   const Site& site_;
   const ServerOptions& options_;
-  IdleSessions idle_;
+  std::shared_ptr<IdleSessions> idle_ = std::make_shared<IdleSessions>();
   asio::steady_timer backoff_;
 };
 

@@ -120,6 +120,21 @@ TEST_F(SiteTest, MissingObjectsAre404) {
   EXPECT_EQ(site.Handle("/diff").status, 404u);  // no baseline
 }
 
+// page * 100 must not wrap around to page 0.
+TEST_F(SiteTest, HugePageNumbersAreNotPageZero) {
+  const std::string huge = "18446744073709551615";
+  EXPECT_NE(site.Handle("/instances?name=Node").body.find("/object/0x1100"), std::string::npos);
+  const Response r = site.Handle("/instances?name=Node&page=" + huge);
+  EXPECT_EQ(r.status, 200u);
+  EXPECT_EQ(r.body.find("/object/0x1100"), std::string::npos) << r.body;
+  EXPECT_EQ(site.Handle("/instances?name=Node&page=184467440737095517").body.find("/object/0x1100"), std::string::npos);
+  EXPECT_NE(site.Handle("/object/0x1300").body.find("<li><a href=\"/object/0x1100\">"), std::string::npos);
+  EXPECT_EQ(site.Handle("/object/0x1300?page=" + huge).body.find("<li><a href=\"/object/0x1100\">"),
+            std::string::npos);
+  EXPECT_EQ(site.Handle("/dominators?page=" + huge).status, 200u);
+  EXPECT_EQ(site.Handle("/object/0x1300?epage=" + huge).status, 200u);
+}
+
 TEST_F(SiteTest, EveryPageAnswers) {
   for (const char* p : {"/", "/histogram", "/histogram?sort=retained&platform=0", "/classes", "/classes?platform=0",
                         "/class?name=Node", "/instances?name=Node", "/roots", "/dominators", "/dominators?obj=0x1600",
