@@ -83,6 +83,9 @@ class Shapes {
     const Index last = g_.ById(n_ - 1);
     hi_ = g_.ids[last] + g_.Size(last);
     words_.assign(n_, {kOther, kOther, kOther, kOther});
+    for (uint32_t c = 0; c < g_.classes.size(); ++c) {
+      if (g_.classes[c].id == 0 && g_.classes[c].named_by == Rule::kNothing && g_.classes[c].array_type == 0) untyped_ = c;
+    }
     kind_.assign(n_, kNoShape);
     ReadWords();
     VerifyStrings();
@@ -96,33 +99,39 @@ class Shapes {
   }
 
  private:
-  // The object starting exactly at v, or kNone.
-  Index Start(uint64_t v) const {
-    if (v < lo_ || v >= hi_) return kNone;
-    return g_.Find(v);
-  }
-
   bool Unnamed(Index i) const { return ctx_.RuleOf(i) == Rule::kNothing && kind_[i] == kNoShape; }
 
   void ReadWords() {
     ctx_.ScanAll([&](Index i, std::span<const uint8_t> d) {
-      for (unsigned k = 0; k < 4 && (k + 1) * 8 <= d.size(); ++k) {
-        const uint64_t v = ctx_.Word(d, k * 8);
-        const Index s = Start(v);
-        words_[i][k] = s != kNone ? s : v == 0 ? kZero : (k == 0 && (v & 0xffffffff) <= 1) ? kColor : kOther;
-      }
       // Triples at every word of every object (the holder's side of strings
       // and vectors); the word census of bucket arrays and deque maps.
       const size_t nw = d.size() / 8;
       size_t others = 0, starts = 0, blocks = 0, first = nw, last = 0;
-      Index other = kNone;  // the object an interior word points into
+      uint64_t other = 0;  // the word that points to no object's start
+      // An object the loader scanned word by word has one reference per word
+      // that points into an object, in order: those answer without a search.
+      const auto out = g_.Out(i);
+      const bool scanned = g_.cls[i] == untyped_;
+      size_t e = 0;
       for (size_t k = 0; k < nw; ++k) {
         const uint64_t a = ctx_.Word(d, k * 8);
-        if (a == 0) continue;
-        const Index b = a < lo_ || a >= hi_ ? kNone : g_.Find(a);
+        if (a == 0) {
+          if (k < 4) words_[i][k] = kZero;
+          continue;
+        }
+        Index b = kNone;
+        if (a >= lo_ && a < hi_) {
+          if (!scanned) {
+            b = g_.Find(a);
+          } else if (e < out.size() && a - g_.ids[out[e]] < std::max<uint64_t>(g_.Size(out[e]), 1)) {
+            b = a == g_.ids[out[e]] ? out[e] : kNone;
+            ++e;
+          }
+        }
+        if (k < 4) words_[i][k] = b != kNone ? b : (k == 0 && (a & 0xffffffff) <= 1) ? kColor : kOther;
         if (b == kNone || b == i) {
           ++others;
-          other = g_.Size(i) > 0 ? FindContaining(g_, a) : kNone;
+          other = a;
           continue;
         }
         ++starts;
@@ -138,7 +147,7 @@ class Shapes {
           strings_.push_back({b, i, static_cast<uint32_t>(k * 8), x});
         }
       }
-      if (others == 1 && starts > 0 && d.size() >= 16) candidates_.push_back({i, other});
+      if (others == 1 && starts > 0 && d.size() >= 16) candidates_.push_back({i, FindContaining(g_, other)});
       if (others == 0 && starts > 0 && blocks == starts && last - first + 1 == starts && d.size() >= 64)
         pending_maps_.push_back(i);
     });
@@ -386,6 +395,7 @@ class Shapes {
   Context& ctx_;
   HeapGraph& g_;
   Index n_ = 0;
+  uint32_t untyped_ = kNone;  // the loader's "(untyped)" class
   uint64_t lo_ = 0, hi_ = 0;
   std::vector<std::array<uint32_t, 4>> words_;
   std::vector<uint8_t> kind_;
