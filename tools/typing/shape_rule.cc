@@ -43,7 +43,10 @@ constexpr uint32_t kOther = UINT32_MAX;      // a word that is no object's start
 constexpr uint32_t kZero = UINT32_MAX - 1;   // 0
 constexpr uint32_t kColor = UINT32_MAX - 2;  // low half 0 or 1 (an rb node's color)
 
-enum Kind : uint8_t { kNoShape, kString, kVector, kRbNode, kListNode, kHashNode, kBuckets, kDequeMap, kDequeBlock };
+enum Kind : uint8_t {
+  kNoShape, kString, kVector, kRbNode, kListNode, kHashNode, kBuckets, kDequeMap, kDequeBlock,
+  kPending,  // a hash node while its bucket array is being proved
+};
 
 const char* KindName(uint8_t k) {
   switch (k) {
@@ -143,8 +146,8 @@ class Shapes {
         const uint64_t x = ctx_.Word(d, k * 8 + 8), c = ctx_.Word(d, k * 8 + 16);
         if (x >= a && x <= c && c > a && c - a <= size) {
           vectors_.push_back({b, i, static_cast<uint32_t>(k * 8), 0});
-        } else if (x <= c && c >= 16 && c + 1 <= size && x < size) {
-          strings_.push_back({b, i, static_cast<uint32_t>(k * 8), x});
+        } else if (x <= c && c >= 16 && c + 1 <= size && x < size && x < UINT32_MAX) {
+          strings_.push_back({b, i, static_cast<uint32_t>(k * 8), static_cast<uint32_t>(x)});
         }
       }
       if (others == 1 && starts > 0 && d.size() >= 16) candidates_.push_back({i, FindContaining(g_, other)});
@@ -161,7 +164,7 @@ class Shapes {
   struct Claim {
     Index body, holder;
     uint32_t offset;
-    uint64_t length;  // strings
+    uint32_t length;  // strings
   };
 
   void VerifyStrings() {
@@ -246,33 +249,33 @@ class Shapes {
     }
     candidates_ = {};
     for (Index b : arrays) {
-      // The nodes: what the buckets reach, then their next words.
-      std::vector<Index> todo;
-      for (Index t : g_.Out(b)) {
-        if (t != other_of[b]) todo.push_back(t);
-      }
+      // The nodes: what the buckets reach, then their next words. Nodes
+      // found are marked kPending until the whole array proves (or not).
       std::vector<Index> nodes;
       bool ok = true;
-      for (size_t k = 0; k < todo.size() && ok && todo.size() <= n_; ++k) {
-        const Index v = todo[k];
-        if (kind_[v] == kHashNode || std::find(nodes.begin(), nodes.end(), v) != nodes.end()) continue;
-        if (!Unnamed(v) || v == b) {
+      auto visit = [&](Index v) {
+        if (kind_[v] == kPending) return;
+        if (!Unnamed(v) || v == b || v >= n_) {
           ok = false;
-          break;
+          return;
         }
+        kind_[v] = kPending;
         nodes.push_back(v);
-        const uint32_t next = words_[v][0];
+      };
+      for (Index t : g_.Out(b)) {
+        if (t != other_of[b] && ok) visit(t);
+      }
+      for (size_t k = 0; k < nodes.size() && ok; ++k) {
+        const uint32_t next = words_[nodes[k]][0];
         if (next == kZero) continue;
         if (next >= kColor) {
           ok = false;
           break;
         }
-        todo.push_back(next);
-        if (nodes.size() > n_) ok = false;
+        visit(next);
       }
-      if (!ok) continue;
-      kind_[b] = kBuckets;
-      for (Index v : nodes) kind_[v] = kHashNode;
+      for (Index v : nodes) kind_[v] = ok ? kHashNode : kNoShape;
+      if (ok) kind_[b] = kBuckets;
     }
   }
 
@@ -298,7 +301,7 @@ class Shapes {
     for (const Claim& c : strings_) {
       if (Unnamed(c.body)) {
         kind_[c.body] = kString;
-        owner_[c.body] = {c.holder, c.offset};
+        owners_.push_back(c);
       }
     }
     Index prev = kNone;
@@ -307,11 +310,12 @@ class Shapes {
       prev = c.body;
       if (Unnamed(c.body)) {
         kind_[c.body] = kVector;
-        owner_[c.body] = {c.holder, c.offset};
+        owners_.push_back(c);
       }
     }
     strings_ = {};
     vectors_ = {};
+    std::sort(owners_.begin(), owners_.end(), [](const Claim& p, const Claim& q) { return p.body < q.body; });
     // A vector that is a global: its triple is three data roots in a row.
     std::vector<const heapgraph::Root*> data;
     for (const heapgraph::Root& r : g_.roots) {
@@ -370,9 +374,10 @@ class Shapes {
       const uint8_t k = kind_[i];
       if (k == kNoShape) continue;
       std::string name = KindName(k);
-      auto o = owner_.find(i);
-      if (o != owner_.end()) {
-        const auto [h, off] = o->second;
+      auto o = std::lower_bound(owners_.begin(), owners_.end(), i, [](const Claim& c, Index v) { return c.body < v; });
+      if (o != owners_.end() && o->body == i) {
+        const Index h = o->holder;
+        const uint32_t off = o->offset;
         std::string holder;
         if (kind_[h] != kNoShape) {
           holder = KindName(kind_[h]);
@@ -402,7 +407,7 @@ class Shapes {
   std::vector<Claim> strings_, vectors_;
   std::vector<Index> pending_maps_;
   std::vector<std::pair<Index, Index>> candidates_;  // bucket arrays: (array, the object its one other word points into)
-  std::unordered_map<Index, std::pair<Index, uint32_t>> owner_;
+  std::vector<Claim> owners_;  // strings' and vectors' holders, by body
   std::unordered_map<Index, std::string> global_owner_;
 };
 
