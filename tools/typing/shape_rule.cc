@@ -370,30 +370,56 @@ class Shapes {
       if (added) it->second = ctx_.Class(name, Rule::kShape);
       return it->second;
     };
+    // The name depends on (kind, what names the holder, offset or element,
+    // owning root): memoized on those, so a string is built once per class.
+    struct KeyHash {
+      size_t operator()(const std::array<uint64_t, 3>& k) const {
+        return std::hash<uint64_t>()(k[0] * 0x9e3779b97f4a7c15ULL ^ k[1] * 0xc2b2ae3d27d4eb4fULL ^ k[2]);
+      }
+    };
+    std::unordered_map<std::array<uint64_t, 3>, uint32_t, KeyHash> memo;
     for (Index i = 0; i < n_; ++i) {
       const uint8_t k = kind_[i];
       if (k == kNoShape) continue;
-      std::string name = KindName(k);
       auto o = std::lower_bound(owners_.begin(), owners_.end(), i, [](const Claim& c, Index v) { return c.body < v; });
+      std::array<uint64_t, 3> key{k, 0, 0};
+      Index h = kNone;
+      uint32_t off = 0;
+      bool array = false;
+      auto go = global_owner_.end();
       if (o != owners_.end() && o->body == i) {
-        const Index h = o->holder;
-        const uint32_t off = o->offset;
-        std::string holder;
-        if (kind_[h] != kNoShape) {
-          holder = KindName(kind_[h]);
-        } else if (ctx_.RuleOf(h) != Rule::kNothing) {
-          holder = Base(g_.ClassName(h));
-        }
+        h = o->holder;
+        off = o->offset;
         // An element of an array-like holder: no offset (one class, not one per element).
-        const bool array = kind_[h] == kVector || kind_[h] == kDequeBlock || g_.elements.count(h);
-        if (!holder.empty()) name += " (held by " + holder + (array ? " []" : " +" + Hex(off)) + ")";
-      } else if (auto go = global_owner_.find(i); go != global_owner_.end()) {
-        name += " (held by " + go->second + ")";
+        array = kind_[h] == kVector || kind_[h] == kDequeBlock || g_.elements.count(h);
+        key = {k, kind_[h] != kNoShape ? uint64_t{1} << 40 | kind_[h]
+                  : ctx_.RuleOf(h) != Rule::kNothing ? uint64_t{2} << 40 | g_.cls[h] : 0,
+               array ? uint64_t{1} << 40 : off};
+      } else if (go = global_owner_.find(i); go != global_owner_.end()) {
+        key = {k, uint64_t{3} << 40 | i, 0};
       } else if (root_of[i] != kNone) {
-        const heapgraph::Root& r = g_.roots[root_of[i]];
-        name += " (held by global `" + r.variable + "` (" + r.module + "))";
+        key = {k, uint64_t{4} << 40 | root_of[i], 0};
       }
-      ctx_.Name(i, cls(name), Rule::kShape);
+      auto [it, added] = memo.try_emplace(key, 0);
+      if (added) {
+        std::string name = KindName(k);
+        if (h != kNone) {
+          std::string holder;
+          if (kind_[h] != kNoShape) {
+            holder = KindName(kind_[h]);
+          } else if (ctx_.RuleOf(h) != Rule::kNothing) {
+            holder = Base(g_.ClassName(h));
+          }
+          if (!holder.empty()) name += " (held by " + holder + (array ? " []" : " +" + Hex(off)) + ")";
+        } else if (go != global_owner_.end()) {
+          name += " (held by " + go->second + ")";
+        } else if (root_of[i] != kNone) {
+          const heapgraph::Root& r = g_.roots[root_of[i]];
+          name += " (held by global `" + r.variable + "` (" + r.module + "))";
+        }
+        it->second = cls(name);
+      }
+      ctx_.Name(i, it->second, Rule::kShape);
     }
   }
 
