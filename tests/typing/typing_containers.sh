@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # The typing pass names the standard containers of containers_program.cc,
 # counted exactly, and names most of its bytes, with symbols and stripped.
-#   typing_containers.sh BINDIR PROGRAM STRIPPED_PROGRAM
+#   typing_containers.sh BINDIR PROGRAM STRIPPED_PROGRAM   (KEEP=1 keeps the dumps)
 set -euo pipefail
 bindir=$(cd "$1" && pwd)
 lib=$bindir/libdump/libdump.so
 readdump=$bindir/tools/readdump/readdump
 dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; cat "$dir/classes" 2>/dev/null | head -40; exit 1; }
 
 dump() {  # PROGRAM NAME

@@ -46,6 +46,7 @@ constexpr uint32_t kColor = UINT32_MAX - 2;  // low half 0 or 1 (an rb node's co
 enum Kind : uint8_t {
   kNoShape, kString, kVector, kRbNode, kListNode, kHashNode, kBuckets, kDequeMap, kDequeBlock,
   kPending,  // a hash node while its bucket array is being proved
+  kStringObject, kVectorObject, kMapObject,  // the container itself, allocated alone (new std::string)
 };
 
 const char* KindName(uint8_t k) {
@@ -58,6 +59,9 @@ const char* KindName(uint8_t k) {
     case kBuckets: return "std::unordered_map/set buckets";
     case kDequeMap: return "std::deque map";
     case kDequeBlock: return "std::deque block";
+    case kStringObject: return "std::string";
+    case kVectorObject: return "std::vector";
+    case kMapObject: return "std::map/set";
   }
   return "";
 }
@@ -94,6 +98,7 @@ class Shapes {
     VerifyStrings();
     Deques();
     Trees();
+    Headers();
     Hashes();
     Lists();
     Triples();
@@ -132,6 +137,9 @@ class Shapes {
           }
         }
         if (k < 4) words_[i][k] = b != kNone ? b : (k == 0 && (a & 0xffffffff) <= 1) ? kColor : kOther;
+        // A tree's root names its header as parent: the container, maybe an object of its own.
+        if (k == 1 && b == kNone && a >= lo_ && a < hi_ && (words_[i][0] == kColor || words_[i][0] == kZero))
+          headers_.push_back({i, a});
         if (b == kNone || b == i) {
           ++others;
           other = a;
@@ -151,6 +159,12 @@ class Shapes {
         }
       }
       if (others == 1 && starts > 0 && d.size() >= 16) candidates_.push_back({i, FindContaining(g_, other)});
+      // A std::string of its own (32 bytes) holding a short string: its
+      // pointer aims at its own buffer at +16, NUL at the length.
+      if (d.size() == 32 && ctx_.Word(d, 0) == g_.ids[i] + 16) {
+        const uint64_t len = ctx_.Word(d, 8);
+        if (len <= 15 && d[16 + len] == 0) sso_.push_back(i);
+      }
       if (others == 0 && starts > 0 && blocks == starts && last - first + 1 == starts && d.size() >= 64)
         pending_maps_.push_back(i);
     });
@@ -254,7 +268,7 @@ class Shapes {
       std::vector<Index> nodes;
       bool ok = true;
       auto visit = [&](Index v) {
-        if (kind_[v] == kPending) return;
+        if (kind_[v] == kPending || kind_[v] == kHashNode) return;  // seen, or shared with an array proved before
         if (!Unnamed(v) || v == b || v >= n_) {
           ok = false;
           return;
@@ -297,6 +311,15 @@ class Shapes {
     }
   }
 
+  void Headers() {
+    for (const auto& [r, a] : headers_) {
+      if (kind_[r] != kRbNode) continue;
+      const Index h = FindContaining(g_, a);
+      if (h != kNone && Unnamed(h) && g_.Size(h) == 48 && a - g_.ids[h] == 8) kind_[h] = kMapObject;
+    }
+    headers_ = {};
+  }
+
   void Triples() {
     for (const Claim& c : strings_) {
       if (Unnamed(c.body)) {
@@ -315,6 +338,17 @@ class Shapes {
     }
     strings_ = {};
     vectors_ = {};
+    // The string or vector object itself, allocated alone: its triple at 0.
+    for (const Claim& c : owners_) {
+      const uint64_t size = g_.Size(c.holder);
+      if (c.offset != 0 || !Unnamed(c.holder)) continue;
+      if (kind_[c.body] == kString && size == 32) kind_[c.holder] = kStringObject;
+      if (kind_[c.body] == kVector && size >= 24 && size <= 32) kind_[c.holder] = kVectorObject;
+    }
+    for (Index i : sso_) {
+      if (Unnamed(i)) kind_[i] = kStringObject;
+    }
+    sso_ = {};
     std::sort(owners_.begin(), owners_.end(), [](const Claim& p, const Claim& q) { return p.body < q.body; });
     // A vector that is a global: its triple is three data roots in a row.
     std::vector<const heapgraph::Root*> data;
@@ -434,6 +468,8 @@ class Shapes {
   std::vector<Index> pending_maps_;
   std::vector<std::pair<Index, Index>> candidates_;  // bucket arrays: (array, the object its one other word points into)
   std::vector<Claim> owners_;  // strings' and vectors' holders, by body
+  std::vector<std::pair<Index, uint64_t>> headers_;  // (node, the parent word pointing inside an object)
+  std::vector<Index> sso_;  // 32-byte objects holding a short std::string
   std::unordered_map<Index, std::string> global_owner_;
 };
 
