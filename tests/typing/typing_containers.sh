@@ -28,12 +28,12 @@ named_percent() { sed -n 's/^typed: .* bytes (\([0-9]*\)\.[0-9] %)$/\1/p' "$dir/
 
 dump "$2" debug
 "$readdump" --classes "$dir/debug.dump" > "$dir/classes"
-expect 'std::map/set node (held by global `g_accounts` (typing_containers_program))' 1000
-expect 'std::map/set node (held by global `g_tags[abi:cxx11]` (typing_containers_program))' 200
-expect 'std::string buffer (held by std::map/set node +0x20)' 200
-expect 'std::unordered_map/set node (held by global `g_names[abi:cxx11]` (typing_containers_program))' 800
-expect 'std::unordered_map/set buckets (held by global `g_names[abi:cxx11]` (typing_containers_program))' 1
-expect 'std::string buffer (held by std::unordered_map/set node +0x10)' 800
+expect 'std::map node (held by global `g_accounts` (typing_containers_program))' 1000
+expect 'std::map node (held by global `g_tags[abi:cxx11]` (typing_containers_program))' 200
+expect 'std::string buffer (held by std::map node +0x20)' 200
+expect 'std::unordered_map node (held by global `g_names[abi:cxx11]` (typing_containers_program))' 800
+expect 'std::unordered_map buckets (held by global `g_names[abi:cxx11]` (typing_containers_program))' 1
+expect 'std::string buffer (held by std::unordered_map node +0x10)' 800
 expect 'std::deque block (held by global `g_queue` (typing_containers_program))' 79
 expect 'std::deque map (held by global `g_queue` (typing_containers_program))' 1
 expect 'std::vector body (held by global `g_lines[abi:cxx11]` (typing_containers_program))' 1
@@ -44,14 +44,14 @@ echo "PASS: -g: $(sed -n 1p "$dir/classes")"
 
 dump "$3" stripped
 "$readdump" --classes "$dir/stripped.dump" > "$dir/classes"
-expect 'std::map/set node' 1200
-expect 'std::unordered_map/set node' 800
-expect 'std::unordered_map/set buckets' 1
+expect 'std::map node' 1200
+expect 'std::unordered_map node' 800
+expect 'std::unordered_map buckets' 1
 expect 'std::deque block' 79
 expect 'std::deque map' 1
 expect 'std::list node' 300
-expect 'std::string buffer (held by std::unordered_map/set node +0x10)' 800
-expect 'std::string buffer (held by std::map/set node +0x20)' 200
+expect 'std::string buffer (held by std::unordered_map node +0x10)' 800
+expect 'std::string buffer (held by std::map node +0x20)' 200
 [ "$(named_percent)" -ge 75 ] || fail "$(named_percent) % of bytes named stripped"
 # Deterministic: the same table twice.
 "$readdump" --classes "$dir/stripped.dump" | cmp -s - "$dir/classes" || fail "two runs differ"

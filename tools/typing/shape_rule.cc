@@ -3,7 +3,7 @@
 //   std::deque map/block  a map whose non-null words are one run of distinct
 //                         pointers to the starts of blocks of one size (512 B
 //                         for elements up to 512 B)
-//   std::map/set node     _Rb_tree_node_base {color, parent, left, right}:
+//   std::map node     _Rb_tree_node_base {color, parent, left, right}:
 //                         color 0 or 1, each child's parent is the node, the
 //                         parent (when a node) has it as a child, and at
 //                         least one such link exists
@@ -23,7 +23,7 @@
 //                         begin + its size, cap > begin
 // Strings and vectors name their holder when it is named ("std::vector body
 // (held by Ledger +0x0)"); nodes and bucket arrays the global whose root
-// reaches them ("std::map/set node (global `g_accounts`)").
+// reaches them ("std::map node (global `g_accounts`)").
 //
 // Memory: four 4-byte words per object (the first words as object indices)
 // and one byte of shape, freed before the rule returns.
@@ -53,15 +53,15 @@ const char* KindName(uint8_t k) {
   switch (k) {
     case kString: return "std::string buffer";
     case kVector: return "std::vector body";
-    case kRbNode: return "std::map/set node";
+    case kRbNode: return "std::map node";
     case kListNode: return "std::list node";
-    case kHashNode: return "std::unordered_map/set node";
-    case kBuckets: return "std::unordered_map/set buckets";
+    case kHashNode: return "std::unordered_map node";
+    case kBuckets: return "std::unordered_map buckets";
     case kDequeMap: return "std::deque map";
     case kDequeBlock: return "std::deque block";
     case kStringObject: return "std::string";
     case kVectorObject: return "std::vector";
-    case kMapObject: return "std::map/set";
+    case kMapObject: return "std::map";
   }
   return "";
 }

@@ -80,9 +80,9 @@ class TypingTest : public ::testing::Test {
 TEST_F(TypingTest, ShapesHoldersAndSizes) {
   const auto c = Classes();
   EXPECT_EQ(c.at(0x10000), "Holder");
-  EXPECT_EQ(c.at(0x11000), "std::map/set node");
-  EXPECT_EQ(c.at(0x11100), "std::map/set node");
-  EXPECT_EQ(c.at(0x11200), "std::map/set node");
+  EXPECT_EQ(c.at(0x11000), "std::map node");
+  EXPECT_EQ(c.at(0x11100), "std::map node");
+  EXPECT_EQ(c.at(0x11200), "std::map node");
   EXPECT_EQ(c.at(0x12000), "std::string buffer (held by Holder +0x28)");
   EXPECT_EQ(c.at(0x13000), "(held by Holder +0x40)");
   // Y extends the chain; Z repeats its last offset: the same class (a list).
