@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "analyze.h"
+#include "go_rule.h"
 #include "libdump/format/reader.h"
 
 namespace libdump::typing {
@@ -116,7 +117,10 @@ uint64_t Context::Word(std::span<const uint8_t> data, size_t off) const {
 Stats Type(HeapGraph& g, const Options& o) {
   const auto t0 = std::chrono::steady_clock::now();
   Stats s;
-  if (o.enabled && g.source == heapgraph::Source::kDump && !g.go) {
+  if (o.enabled && g.source == heapgraph::Source::kDump && g.go) {
+    Context ctx(g, o);
+    ApplyGoRule(ctx);
+  } else if (o.enabled && g.source == heapgraph::Source::kDump) {
     Context ctx(g, o);
     s.named_roots = NameRoots(ctx);
     ApplyDwarfRule(ctx);
