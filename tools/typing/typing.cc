@@ -102,18 +102,6 @@ std::vector<uint8_t> Context::Read(Index i) {
   return out;
 }
 
-uint64_t Context::Word(std::span<const uint8_t> data, size_t off) const {
-  const unsigned w = ptr_size();
-  if (off + w > data.size() || off + w < off) return 0;
-  uint64_t v = 0;
-  if (g_.big_endian) {
-    for (unsigned k = 0; k < w; ++k) v = v << 8 | data[off + k];
-  } else {
-    for (unsigned k = w; k-- > 0;) v = v << 8 | data[off + k];
-  }
-  return v;
-}
-
 Stats Type(HeapGraph& g, const Options& o) {
   const auto t0 = std::chrono::steady_clock::now();
   Stats s;

@@ -29,7 +29,9 @@
 //   - memory: at most ~8 bytes per object of its own (the pass's budget is 16).
 #pragma once
 
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <span>
@@ -98,7 +100,20 @@ class Context {
   // One object's payload (a new reader: for a few objects only).
   std::vector<uint8_t> Read(Index i);
 
-  uint64_t Word(std::span<const uint8_t> data, size_t off) const;
+  // 0 past the end (inline: the shapes read every word of the heap).
+  uint64_t Word(std::span<const uint8_t> data, size_t off) const {
+    const unsigned w = ptr_size();
+    if (off + w > data.size() || off + w < off) return 0;
+    uint64_t v = 0;
+    if (g_.big_endian) {
+      for (unsigned k = 0; k < w; ++k) v = v << 8 | data[off + k];
+    } else if (w == 8 && std::endian::native == std::endian::little) {
+      std::memcpy(&v, data.data() + off, 8);
+    } else {
+      for (unsigned k = w; k-- > 0;) v = v << 8 | data[off + k];
+    }
+    return v;
+  }
 
  private:
   HeapGraph& g_;
