@@ -51,7 +51,7 @@ declare -A seeds=(
   [agreement_fuzz]="$dumps fuzz/seeds/go/*"
   [heapgraph_fuzz]="$dumps fuzz/seeds/go/* fuzz/seeds/hprof/*"
   [go_typing_fuzz]="fuzz/seeds/gotyping/* fuzz/seeds/go/*"
-  [typing_fuzz]="$dumps fuzz/seeds/go/*"
+  [typing_fuzz]="fuzz/seeds/typing/* $dumps fuzz/seeds/go/*"
   [env_var_fuzz]="fuzz/seeds/env/*"
 )
 all=(format_reader_fuzz go_dump_fuzz hprof_reader_fuzz readdump_validate_fuzz readdump_histogram_fuzz

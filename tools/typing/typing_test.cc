@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -160,6 +162,16 @@ TEST_F(TypingTest, LeaksAreTheUnreachableObjects) {
   EXPECT_EQ(l.bytes, 48u);
   ASSERT_EQ(l.clusters.size(), 1u);
   EXPECT_EQ(g.ids[l.clusters[0].entry], 0x14000u);
+}
+
+// fuzz/seeds/typing/shapes, typing_fuzz's seed, is this dump:
+// TYPING_SEED_OUT=PATH writes it again.
+TEST_F(TypingTest, FuzzSeedIsThisDump) {
+  if (const char* out = getenv("TYPING_SEED_OUT")) WriteDump(out);
+  std::ifstream seed(TYPING_FUZZ_SEED, std::ios::binary), mine(path_, std::ios::binary);
+  ASSERT_TRUE(seed.good()) << TYPING_FUZZ_SEED;
+  const std::string a((std::istreambuf_iterator<char>(seed)), {}), b((std::istreambuf_iterator<char>(mine)), {});
+  EXPECT_EQ(a, b) << "regenerate with TYPING_SEED_OUT=" << TYPING_FUZZ_SEED;
 }
 
 }  // namespace
