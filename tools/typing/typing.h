@@ -4,13 +4,14 @@
 //
 // Rules run in order of trust; each names only objects no stronger rule has
 // named (Context::Name refuses the rest), so a weaker rule never overrides a
-// stronger one:
+// stronger one. Type() first names the roots (NameRoots: data roots by the
+// ELF object symbols of their module), then runs:
 //   1. kDump    the dump's own types (typed API, vtable classes): set by the loader
 //   2. kDwarf   DWARF of the modules the dump names       ApplyDwarfRule (dwarf_rule.h)
-//   3. kShape   libstdc++ layouts proved by their links   ApplyShapeRule (shape_rule.h)
-//   4. kHolder  the holder's class and the holding offset ApplyHolderRule (holder_rule.h)
-//   5. kSize    what nothing names, grouped by size        ApplySizeRule (holder_rule.h)
-// then NameRoots gives data roots their global's name (ELF object symbols).
+//   3. kShape   libstdc++ layouts proved by their links   ApplyShapeRule (shape_rule.cc)
+//   4. kHolder  the holder's class and the holding offset ApplyHolderRule (holder_rule.cc)
+//   5. kSize    what nothing names, grouped by size        ApplySizeRule (holder_rule.cc)
+// A Go runtime's dump runs ApplyGoRule (go_rule.h, --binary) alone.
 //
 // Interface of a rule (e.g. `void ApplyDwarfRule(Context& ctx)`):
 //   - ctx.graph(): the HeapGraph (objects by index in file order, ids,
