@@ -15,8 +15,9 @@
 //
 // Interface of a rule (e.g. `void ApplyDwarfRule(Context& ctx)`):
 //   - ctx.graph(): the HeapGraph (objects by index in file order, ids,
-//     sizes, edges, classes, roots with slot/frame_sp, threads, frames,
-//     modules); ctx.options(): --binary / --debug-dir.
+//     sizes, edges, classes, roots with slot, ptr and frame_sp (variable and
+//     module once NameRoots found the global), threads, frames, modules with
+//     path, build-id, start/end/offset); ctx.options(): --binary / --debug-dir.
 //   - contents: ctx.Scan(objects, fn) reads the payloads of the given objects
 //     (ascending indices) in one forward pass over the file; ctx.ScanAll(fn)
 //     every object's. Payload spans live only during fn. Nothing is kept per
