@@ -30,6 +30,12 @@ expect "objects counted" "$objects" "$(sed -n "s|^Go types from $D/producer: [0-
 typed=$(sed -n "s|^Go types from $D/producer: \([0-9]*\) of .*|\1|p" "$D/summary")
 # At least the nodes, the guarded objects and their slice's array are typed.
 expect "typed at least the program's objects" yes "$([ "${typed:-0}" -ge $((N + F + 1)) ] && echo yes || echo no)"
+# readdump and heapview share the typing (docs/TYPING.md): the same objects,
+# the same class names.
+"$R" --classes --binary "$D/producer" "$D/heap.dump" > "$D/classes"
+expect "readdump --binary types what dumptohprof --binary types" "$typed" \
+  "$(sed -n 's/^typed: \([0-9]*\) of .*/\1/p' "$D/classes")"
+expect "readdump --binary: main.node" $N "$(awk -F '\t' '$5 == "main.node" { print $1 }' "$D/classes")"
 
 # VisualVM's heap library reads the typed hprof: every reference resolves,
 # the counts match readdump's per dump type, and the classes have Go's fields.

@@ -73,6 +73,14 @@ class Converter {
       stats_.go_typed = true;
       stats_.go = go_->stats;
       plan_.go_class_of = &go_->of_object;
+    } else if (o_.named != nullptr && !o_.named->of_address.empty()) {
+      const AddressIndex& index = catalog_.index();
+      named_of_.assign(index.size(), 0);
+      for (const auto& [addr, k] : o_.named->of_address) {
+        const size_t pos = index.PositionOf(addr);
+        if (pos != AddressIndex::kNone && k < o_.named->names.size()) named_of_[pos] = k;
+      }
+      plan_.go_class_of = &named_of_;
     }
     const format::ParamsRecord& p = catalog_.params();
     plan_.catalog = &catalog_;
@@ -162,7 +170,7 @@ class Converter {
 
   // --binary: a class for each Go typing some object has.
   void DeclareGoClasses() {
-    if (!go_) return;
+    if (!go_) return DeclareNamedClasses();
     std::vector<bool> used(go_->typings.size(), false);
     for (uint32_t g : go_->of_object) used[g] = true;
     plan_.go_types.resize(go_->typings.size());
@@ -180,6 +188,29 @@ class Converter {
         used_names_.insert("[L" + t.plan.name + ";");
         t.array_class = classes_->Add("[L" + t.plan.name + ";", std_->object(), {});
       }
+    }
+  }
+
+  // The typing pass's classes: object arrays of every word (pointers where a
+  // word points into an object), as untyped objects are, under their name.
+  void DeclareNamedClasses() {
+    if (named_of_.empty()) return;
+    const auto& names = o_.named->names;
+    std::vector<bool> used(names.size(), false);
+    for (uint32_t k : named_of_) used[k] = true;
+    plan_.go_types.resize(names.size());
+    for (size_t k = 1; k < names.size(); ++k) {
+      if (!used[k]) continue;
+      PlannedType& t = plan_.go_types[k];
+      t.plan.name = names[k];
+      t.plan.regular = Shape::kWordArray;
+      t.plan.array = Shape::kWordArray;
+      t.plan.conservative = true;
+      t.plan.elem_words = 1;
+      t.plan.pointer_words = {true};
+      while (used_names_.contains("[L" + t.plan.name + ";")) t.plan.name += "'";
+      used_names_.insert("[L" + t.plan.name + ";");
+      t.array_class = classes_->Add("[L" + t.plan.name + ";", std_->object(), {});
     }
   }
 
@@ -403,6 +434,7 @@ class Converter {
   bool serial_only_ = false;
   HeapPlan plan_;
   std::optional<GoTypes> go_;  // --binary
+  std::vector<uint32_t> named_of_;  // the typing pass's class of each object by AddressIndex position (0: none)
   std::optional<hp::Writer> writer_;
   std::optional<hp::IdAllocator> ids_;
   std::optional<hp::StringTable> strings_;

@@ -10,6 +10,8 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "go_types.h"
 #include "go_typing.h"
@@ -17,6 +19,16 @@
 #include "libdump/format/reader.h"
 
 namespace libdump::dumptohprof {
+
+// Classes the typing pass (tools/typing, docs/TYPING.md) gave objects the
+// dump leaves untyped: names[k] for k >= 1, and (address, k) for each such
+// object. Such an object becomes an object array of its class, one slot per
+// word (readers show "NAME[]"); objects without pointers are better left out
+// (they stay byte[], whose bytes readers show).
+struct NamedObjects {
+  std::vector<std::string> names{""};
+  std::vector<std::pair<uint64_t, uint32_t>> of_address;
+};
 
 struct ConvertOptions {
   bool redact = false;  // zero every byte that is not a pointer
@@ -35,6 +47,8 @@ struct ConvertOptions {
   size_t writer_buffer = size_t{1} << 20;
   // --binary: the Go program that wrote the dump, whose DWARF types its objects (go_typing.h).
   const godwarf::GoProgram* program = nullptr;
+  // The typing pass's classes (ignored with `program`).
+  const NamedObjects* named = nullptr;
   // Called now and then with the pass (1 or 2) and the decompressed offset.
   std::function<void(int pass, uint64_t offset)> progress;
 };

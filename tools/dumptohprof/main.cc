@@ -29,6 +29,7 @@
 #include "number_option.h"
 #include "output_file.h"
 #include "progress.h"
+#include "typing.h"
 #include "version.h"
 
 namespace po = boost::program_options;
@@ -59,6 +60,7 @@ int Usage(const std::string& why) {
 
 int main(int argc, char** argv) {
   std::string dump, out, class_map, binary, threads = "0", segment = "1024";
+  libdump::typing::Options typing;
   dumptohprof::ConvertOptions options;
   bool quiet = false, force = false;
   po::options_description visible(
@@ -77,6 +79,9 @@ int main(int argc, char** argv) {
        "write TYPEID<TAB>CLASS<TAB>COUNT lines for every dump type to FILE ('-': standard output)")
       ("binary", po::value(&binary)->value_name("PROG"),
        "a Go runtime's dump: name its objects by the Go types in PROG's DWARF (the program that wrote it)")
+      ("no-typing", "a libdump dump's untyped objects stay (untyped): no typing pass (docs/TYPING.md)")
+      ("debug-dir", po::value<std::vector<std::string>>(&typing.debug_dirs)->value_name("DIR")->composing(),
+       "a directory of separate debug files (.build-id/xx/yyyy.debug), for typing (repeatable)")
       ("segment-mb", po::value(&segment)->value_name("N")->default_value("1024"), "heap dump segment size in MiB (1..4095)")
       ("threads", po::value(&threads)->value_name("N")->default_value("0"),
        "threads converting objects, 0..256 (0: cores - 1, at most 4; one thread on 2 cores); "
@@ -99,6 +104,7 @@ int main(int argc, char** argv) {
     std::cout << visible;
     return kExitOk;
   }
+  if (vm.count("no-typing")) typing.enabled = false;
   if (vm.count("version")) {
     tools::PrintVersion(std::cout, "dumptohprof");
     return kExitOk;
@@ -158,6 +164,33 @@ int main(int argc, char** argv) {
     std::optional<tools::OutputFile> map;
     if (!class_map.empty()) map.emplace(tools::OutputSpec{class_map, force, spec.mode, &st});
     input->MakeRereadable();  // two passes: standard input is copied first
+    // The typing pass names what the dump leaves untyped (docs/TYPING.md).
+    // A dump it cannot read is converted without it: the conversion then
+    // reports the problem in its own words.
+    dumptohprof::NamedObjects named;
+    if (typing.enabled && options.program == nullptr) {
+      try {
+        heapgraph::HeapGraph g;
+        heapgraph::LoadDump(input->path(), g);
+        libdump::typing::Type(g, typing);
+        std::vector<uint32_t> k_of(g.classes.size(), 0);
+        for (heapgraph::Index i = 0; i < g.size(); ++i) {
+          const uint32_t c = g.cls[i];
+          const heapgraph::NamedBy r = g.classes[c].named_by;
+          // Objects without pointers stay byte[], as untyped ones do: readers
+          // show their bytes (a string's text).
+          if (r == heapgraph::NamedBy::kDump || r == heapgraph::NamedBy::kNothing || g.Out(i).empty()) continue;
+          if (k_of[c] == 0) {
+            k_of[c] = static_cast<uint32_t>(named.names.size());
+            named.names.push_back(g.classes[c].name);
+          }
+          named.of_address.push_back({g.ids[i], k_of[c]});
+        }
+      } catch (const std::exception&) {
+        named = {};
+      }
+      options.named = &named;
+    }
     // Uncompressed, pass 1 knows its total from the start; compressed, only pass 2 does.
     if (format::Reader::Open(input->path())->compression() == format::Compression::kNone) {
       struct stat spooled;

@@ -248,6 +248,9 @@ class DumpLoader {
       }
       if (array_class_[c]) name += "[]";
       ci.name = name;
+      // A Go dump's types are layouts the runtime made up ("obj24[0,16]"),
+      // not names: the typing pass may name their objects (--binary).
+      if (go_) ci.named_by = NamedBy::kNothing;
       if (it == types_.end()) continue;
       const TypeData& t = it->second;
       ci.instance_size = static_cast<uint32_t>(std::min<uint64_t>(t.type.size, UINT32_MAX));

@@ -110,7 +110,12 @@ int main(int argc, char** argv) {
       "index-dir", po::value<std::string>(&g_index.dir)->value_name("DIR"),
       "keep the analysed graph here and reopen it from there (default: $XDG_CACHE_HOME/libdump, "
       "for dumps of 64 MiB or more; with DIR, every dump)")(
-      "no-index-cache", po::bool_switch(), "neither read nor write an index");
+      "no-index-cache", po::bool_switch(), "neither read nor write an index")(
+      "binary", po::value<std::vector<std::string>>(&typing.binaries)->value_name("FILE")->composing(),
+      "an ELF file of the dumped process with symbols or DWARF, for typing (repeatable; docs/TYPING.md)")(
+      "debug-dir", po::value<std::vector<std::string>>(&typing.debug_dirs)->value_name("DIR")->composing(),
+      "a directory of separate debug files (.build-id/xx/yyyy.debug), for typing (repeatable)")(
+      "no-typing", "keep the dump's own classes: no typing pass");
   po::options_description hidden;
   hidden.add_options()("file", po::value<std::vector<std::string>>(&files));
   po::options_description all;
@@ -131,6 +136,7 @@ int main(int argc, char** argv) {
     std::cerr << "heapview: " << e.what() << "\nTry 'heapview --help'.\n";
     return 2;
   }
+  if (vm.count("no-typing")) typing.enabled = false;
   if (vm.count("help")) {
     std::cout << kUsage << visible;
     return 0;

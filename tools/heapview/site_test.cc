@@ -138,7 +138,7 @@ TEST_F(SiteTest, HugePageNumbersAreNotPageZero) {
 TEST_F(SiteTest, EveryPageAnswers) {
   for (const char* p : {"/", "/histogram", "/histogram?sort=retained&platform=0", "/classes", "/classes?platform=0",
                         "/class?name=Node", "/instances?name=Node", "/roots", "/dominators", "/dominators?obj=0x1600",
-                        "/suspects", "/finalizers", "/threads", "/query", "/query?class=N*&minretained=40",
+                        "/suspects", "/leaks", "/finalizers", "/threads", "/query", "/query?class=N*&minretained=40",
                         "/path/0x1500", "/reachable/0x1600", "/api/histogram", "/api/dominators", "/api/path/0x1500",
                         "/api/object/0x1000", "/api/dominators?obj=0x1600&top=1"}) {
     const Response r = site.Handle(p);
@@ -146,6 +146,18 @@ TEST_F(SiteTest, EveryPageAnswers) {
     // JSON keeps names as they are (served as application/json, nosniff).
     if (r.content_type.starts_with("text/html")) EXPECT_EQ(r.body.find("<script"), std::string::npos) << p;
   }
+}
+
+// U (0x1800) is the one object no root reaches: the leaks page lists it, and
+// class pages say which typing rule named the class (docs/TYPING.md).
+TEST_F(SiteTest, LeaksAndTheNamingRule) {
+  const Response leaks = site.Handle("/leaks");
+  EXPECT_NE(leaks.body.find("Node@0x1800"), std::string::npos) << leaks.body;
+  EXPECT_NE(leaks.body.find("<th>unreachable bytes</th><td class=\"n\">24</td>"), std::string::npos) << leaks.body;
+  const Response node = site.Handle("/class?name=Node");
+  EXPECT_NE(node.body.find("<th>named by</th><td>dump: the dump&#39;s own type"), std::string::npos) << node.body;
+  const Response api = site.Handle("/api/histogram");
+  EXPECT_NE(api.body.find("\"rule\": \"dump\""), std::string::npos) << api.body;
 }
 
 TEST_F(SiteTest, QueryAndJson) {

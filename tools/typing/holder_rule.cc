@@ -77,7 +77,17 @@ class Holders {
     for (Index i = 0; i < n; ++i) {
       if (!Unnamed(i)) queue.push_back(i);
     }
-    for (uint32_t r = 0; r < g_.roots.size() && r < kRootBit; ++r) {
+    // Roots by how lasting a holder they are: named globals, other globals,
+    // other roots, then stack slots (a pointer a register spilled at the
+    // moment of the dump must not name what a global holds).
+    std::vector<uint32_t> order;
+    for (uint32_t r = 0; r < g_.roots.size() && r < kRootBit; ++r) order.push_back(r);
+    auto rank = [&](uint32_t r) {
+      const heapgraph::Root& x = g_.roots[r];
+      return x.kind == 1 ? (x.variable.empty() ? 1 : 0) : x.kind == 0 ? 4 : x.kind == 2 ? 2 : 3;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return rank(a) < rank(b); });
+    for (uint32_t r : order) {
       const Index o = g_.roots[r].object;
       if (o < n && Unnamed(o) && holder_[o] == kNone) {
         holder_[o] = kRootBit | r;

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -52,9 +53,15 @@ std::string Hex(uint64_t v) {
 }
 
 // Reads what naming needs of one ELF file; false when it is not one.
-bool ReadElf(const std::string& path, ElfFile& out) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+bool ReadElf(const std::string& path, ElfFile& out, bool symbols = true) {
+  // O_NONBLOCK: a dump may name a FIFO; only regular files are read.
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 64) {
+    close(fd);
+    return false;
+  }
   elf_version(EV_CURRENT);
   Elf* elf = elf_begin(fd, ELF_C_READ_MMAP, nullptr);
   bool ok = elf != nullptr && elf_kind(elf) == ELF_K_ELF;
@@ -94,7 +101,7 @@ bool ReadElf(const std::string& path, ElfFile& out) {
         }
         continue;
       }
-      if ((sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || sh.sh_entsize == 0) continue;
+      if (!symbols || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM) || sh.sh_entsize == 0) continue;
       if (sh.sh_type == SHT_DYNSYM && out.has_symtab) continue;
       Elf_Data* data = elf_getdata(scn, nullptr);
       if (data == nullptr) continue;
@@ -132,6 +139,27 @@ struct Module {
   bool usable = false;
 };
 
+// The load bias of a module whose file has these segments: the module record
+// maps file_offset at start. False when no segment holds file_offset.
+bool Bias(const heapgraph::ModuleInfo& mi, const std::vector<Segment>& loads, uint64_t* bias) {
+  for (const Segment& s : loads) {
+    if (mi.file_offset >= s.offset && mi.file_offset < s.offset + std::max<uint64_t>(s.filesz, 1)) {
+      *bias = mi.start - (s.vaddr + (mi.file_offset - s.offset));
+      return true;
+    }
+  }
+  return false;
+}
+
+// Whether one of the (sorted) slots lies in a segment of the module.
+bool HoldsAny(const std::vector<Segment>& loads, uint64_t bias, const std::vector<uint64_t>& slots) {
+  for (const Segment& s : loads) {
+    auto it = std::lower_bound(slots.begin(), slots.end(), s.vaddr + bias);
+    if (it != slots.end() && *it - (s.vaddr + bias) < s.memsz) return true;
+  }
+  return false;
+}
+
 // Symbols for module m: the first candidate file that has a .symtab and the
 // same build-id, else whatever the module's own file has.
 void LoadModule(const Options& o, Module& m) {
@@ -162,14 +190,7 @@ void LoadModule(const Options& o, Module& m) {
     if (m.elf.has_symtab) break;
   }
   if (!m.usable) return;
-  // The load bias: the module record maps file_offset at start.
-  for (const Segment& s : m.elf.loads) {
-    if (mi.file_offset >= s.offset && mi.file_offset < s.offset + std::max<uint64_t>(s.filesz, 1)) {
-      m.bias = mi.start - (s.vaddr + (mi.file_offset - s.offset));
-      return;
-    }
-  }
-  m.usable = false;
+  m.usable = Bias(mi, m.elf.loads, &m.bias);
 }
 
 }  // namespace
@@ -181,6 +202,9 @@ uint64_t NameRoots(Context& ctx) {
     if (g.roots[r].kind == 1 && g.roots[r].slot != 0) data_roots.push_back(r);
   }
   if (data_roots.empty() || g.modules.empty()) return 0;
+  std::vector<uint64_t> slots;
+  for (uint32_t r : data_roots) slots.push_back(g.roots[r].slot);
+  std::sort(slots.begin(), slots.end());
   // Modules with the same file once each (a module has several records, one per mapping).
   std::vector<Module> modules;
   for (const heapgraph::ModuleInfo& mi : g.modules) {
@@ -189,6 +213,10 @@ uint64_t NameRoots(Context& ctx) {
     bool seen = false;
     for (const Module& m : modules) seen |= m.info->path == mi.path;
     if (seen) continue;
+    // Symbols only of modules whose data holds a root (a program maps dozens).
+    ElfFile own;
+    uint64_t bias = 0;
+    if (ReadElf(mi.path, own, false) && Bias(mi, own.loads, &bias) && !HoldsAny(own.loads, bias, slots)) continue;
     Module m{&mi, {}, 0, false};
     LoadModule(ctx.options(), m);
     if (m.usable) modules.push_back(std::move(m));

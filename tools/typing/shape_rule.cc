@@ -3,7 +3,7 @@
 //   std::deque map/block  a map whose non-null words are one run of distinct
 //                         pointers to the starts of blocks of one size (512 B
 //                         for elements up to 512 B)
-//   std::map/set node     _Rb_tree_node_base {color, parent, left, right}:
+//   std::map node     _Rb_tree_node_base {color, parent, left, right}:
 //                         color 0 or 1, each child's parent is the node, the
 //                         parent (when a node) has it as a child, and at
 //                         least one such link exists
@@ -23,7 +23,7 @@
 //                         begin + its size, cap > begin
 // Strings and vectors name their holder when it is named ("std::vector body
 // (held by Ledger +0x0)"); nodes and bucket arrays the global whose root
-// reaches them ("std::map/set node (global `g_accounts`)").
+// reaches them ("std::map node (global `g_accounts`)").
 //
 // Memory: four 4-byte words per object (the first words as object indices)
 // and one byte of shape, freed before the rule returns.
@@ -43,18 +43,25 @@ constexpr uint32_t kOther = UINT32_MAX;      // a word that is no object's start
 constexpr uint32_t kZero = UINT32_MAX - 1;   // 0
 constexpr uint32_t kColor = UINT32_MAX - 2;  // low half 0 or 1 (an rb node's color)
 
-enum Kind : uint8_t { kNoShape, kString, kVector, kRbNode, kListNode, kHashNode, kBuckets, kDequeMap, kDequeBlock };
+enum Kind : uint8_t {
+  kNoShape, kString, kVector, kRbNode, kListNode, kHashNode, kBuckets, kDequeMap, kDequeBlock,
+  kPending,  // a hash node while its bucket array is being proved
+  kStringObject, kVectorObject, kMapObject,  // the container itself, allocated alone (new std::string)
+};
 
 const char* KindName(uint8_t k) {
   switch (k) {
     case kString: return "std::string buffer";
     case kVector: return "std::vector body";
-    case kRbNode: return "std::map/set node";
+    case kRbNode: return "std::map node";
     case kListNode: return "std::list node";
-    case kHashNode: return "std::unordered_map/set node";
-    case kBuckets: return "std::unordered_map/set buckets";
+    case kHashNode: return "std::unordered_map node";
+    case kBuckets: return "std::unordered_map buckets";
     case kDequeMap: return "std::deque map";
     case kDequeBlock: return "std::deque block";
+    case kStringObject: return "std::string";
+    case kVectorObject: return "std::vector";
+    case kMapObject: return "std::map";
   }
   return "";
 }
@@ -83,11 +90,15 @@ class Shapes {
     const Index last = g_.ById(n_ - 1);
     hi_ = g_.ids[last] + g_.Size(last);
     words_.assign(n_, {kOther, kOther, kOther, kOther});
+    for (uint32_t c = 0; c < g_.classes.size(); ++c) {
+      if (g_.classes[c].id == 0 && g_.classes[c].named_by == Rule::kNothing && g_.classes[c].array_type == 0) untyped_ = c;
+    }
     kind_.assign(n_, kNoShape);
     ReadWords();
     VerifyStrings();
     Deques();
     Trees();
+    Headers();
     Hashes();
     Lists();
     Triples();
@@ -96,33 +107,42 @@ class Shapes {
   }
 
  private:
-  // The object starting exactly at v, or kNone.
-  Index Start(uint64_t v) const {
-    if (v < lo_ || v >= hi_) return kNone;
-    return g_.Find(v);
-  }
-
   bool Unnamed(Index i) const { return ctx_.RuleOf(i) == Rule::kNothing && kind_[i] == kNoShape; }
 
   void ReadWords() {
     ctx_.ScanAll([&](Index i, std::span<const uint8_t> d) {
-      for (unsigned k = 0; k < 4 && (k + 1) * 8 <= d.size(); ++k) {
-        const uint64_t v = ctx_.Word(d, k * 8);
-        const Index s = Start(v);
-        words_[i][k] = s != kNone ? s : v == 0 ? kZero : (k == 0 && (v & 0xffffffff) <= 1) ? kColor : kOther;
-      }
       // Triples at every word of every object (the holder's side of strings
       // and vectors); the word census of bucket arrays and deque maps.
       const size_t nw = d.size() / 8;
       size_t others = 0, starts = 0, blocks = 0, first = nw, last = 0;
-      Index other = kNone;  // the object an interior word points into
+      uint64_t other = 0;  // the word that points to no object's start
+      // An object the loader scanned word by word has one reference per word
+      // that points into an object, in order: those answer without a search.
+      const auto out = g_.Out(i);
+      const bool scanned = g_.cls[i] == untyped_;
+      size_t e = 0;
       for (size_t k = 0; k < nw; ++k) {
         const uint64_t a = ctx_.Word(d, k * 8);
-        if (a == 0) continue;
-        const Index b = a < lo_ || a >= hi_ ? kNone : g_.Find(a);
+        if (a == 0) {
+          if (k < 4) words_[i][k] = kZero;
+          continue;
+        }
+        Index b = kNone;
+        if (a >= lo_ && a < hi_) {
+          if (!scanned) {
+            b = g_.Find(a);
+          } else if (e < out.size() && a - g_.ids[out[e]] < std::max<uint64_t>(g_.Size(out[e]), 1)) {
+            b = a == g_.ids[out[e]] ? out[e] : kNone;
+            ++e;
+          }
+        }
+        if (k < 4) words_[i][k] = b != kNone ? b : (k == 0 && (a & 0xffffffff) <= 1) ? kColor : kOther;
+        // A tree's root names its header as parent: the container, maybe an object of its own.
+        if (k == 1 && b == kNone && a >= lo_ && a < hi_ && (words_[i][0] == kColor || words_[i][0] == kZero))
+          headers_.push_back({i, a});
         if (b == kNone || b == i) {
           ++others;
-          other = g_.Size(i) > 0 ? FindContaining(g_, a) : kNone;
+          other = a;
           continue;
         }
         ++starts;
@@ -134,11 +154,17 @@ class Shapes {
         const uint64_t x = ctx_.Word(d, k * 8 + 8), c = ctx_.Word(d, k * 8 + 16);
         if (x >= a && x <= c && c > a && c - a <= size) {
           vectors_.push_back({b, i, static_cast<uint32_t>(k * 8), 0});
-        } else if (x <= c && c >= 16 && c + 1 <= size && x < size) {
-          strings_.push_back({b, i, static_cast<uint32_t>(k * 8), x});
+        } else if (x <= c && c >= 16 && c + 1 <= size && x < size && x < UINT32_MAX) {
+          strings_.push_back({b, i, static_cast<uint32_t>(k * 8), static_cast<uint32_t>(x)});
         }
       }
-      if (others == 1 && starts > 0 && d.size() >= 16) candidates_.push_back({i, other});
+      if (others == 1 && starts > 0 && d.size() >= 16) candidates_.push_back({i, FindContaining(g_, other)});
+      // A std::string of its own (32 bytes) holding a short string: its
+      // pointer aims at its own buffer at +16, NUL at the length.
+      if (d.size() == 32 && ctx_.Word(d, 0) == g_.ids[i] + 16) {
+        const uint64_t len = ctx_.Word(d, 8);
+        if (len <= 15 && d[16 + len] == 0) sso_.push_back(i);
+      }
       if (others == 0 && starts > 0 && blocks == starts && last - first + 1 == starts && d.size() >= 64)
         pending_maps_.push_back(i);
     });
@@ -152,7 +178,7 @@ class Shapes {
   struct Claim {
     Index body, holder;
     uint32_t offset;
-    uint64_t length;  // strings
+    uint32_t length;  // strings
   };
 
   void VerifyStrings() {
@@ -237,33 +263,33 @@ class Shapes {
     }
     candidates_ = {};
     for (Index b : arrays) {
-      // The nodes: what the buckets reach, then their next words.
-      std::vector<Index> todo;
-      for (Index t : g_.Out(b)) {
-        if (t != other_of[b]) todo.push_back(t);
-      }
+      // The nodes: what the buckets reach, then their next words. Nodes
+      // found are marked kPending until the whole array proves (or not).
       std::vector<Index> nodes;
       bool ok = true;
-      for (size_t k = 0; k < todo.size() && ok && todo.size() <= n_; ++k) {
-        const Index v = todo[k];
-        if (kind_[v] == kHashNode || std::find(nodes.begin(), nodes.end(), v) != nodes.end()) continue;
-        if (!Unnamed(v) || v == b) {
+      auto visit = [&](Index v) {
+        if (kind_[v] == kPending || kind_[v] == kHashNode) return;  // seen, or shared with an array proved before
+        if (!Unnamed(v) || v == b || v >= n_) {
           ok = false;
-          break;
+          return;
         }
+        kind_[v] = kPending;
         nodes.push_back(v);
-        const uint32_t next = words_[v][0];
+      };
+      for (Index t : g_.Out(b)) {
+        if (t != other_of[b] && ok) visit(t);
+      }
+      for (size_t k = 0; k < nodes.size() && ok; ++k) {
+        const uint32_t next = words_[nodes[k]][0];
         if (next == kZero) continue;
         if (next >= kColor) {
           ok = false;
           break;
         }
-        todo.push_back(next);
-        if (nodes.size() > n_) ok = false;
+        visit(next);
       }
-      if (!ok) continue;
-      kind_[b] = kBuckets;
-      for (Index v : nodes) kind_[v] = kHashNode;
+      for (Index v : nodes) kind_[v] = ok ? kHashNode : kNoShape;
+      if (ok) kind_[b] = kBuckets;
     }
   }
 
@@ -285,11 +311,20 @@ class Shapes {
     }
   }
 
+  void Headers() {
+    for (const auto& [r, a] : headers_) {
+      if (kind_[r] != kRbNode) continue;
+      const Index h = FindContaining(g_, a);
+      if (h != kNone && Unnamed(h) && g_.Size(h) == 48 && a - g_.ids[h] == 8) kind_[h] = kMapObject;
+    }
+    headers_ = {};
+  }
+
   void Triples() {
     for (const Claim& c : strings_) {
       if (Unnamed(c.body)) {
         kind_[c.body] = kString;
-        owner_[c.body] = {c.holder, c.offset};
+        owners_.push_back(c);
       }
     }
     Index prev = kNone;
@@ -298,11 +333,23 @@ class Shapes {
       prev = c.body;
       if (Unnamed(c.body)) {
         kind_[c.body] = kVector;
-        owner_[c.body] = {c.holder, c.offset};
+        owners_.push_back(c);
       }
     }
     strings_ = {};
     vectors_ = {};
+    // The string or vector object itself, allocated alone: its triple at 0.
+    for (const Claim& c : owners_) {
+      const uint64_t size = g_.Size(c.holder);
+      if (c.offset != 0 || !Unnamed(c.holder)) continue;
+      if (kind_[c.body] == kString && size == 32) kind_[c.holder] = kStringObject;
+      if (kind_[c.body] == kVector && size >= 24 && size <= 32) kind_[c.holder] = kVectorObject;
+    }
+    for (Index i : sso_) {
+      if (Unnamed(i)) kind_[i] = kStringObject;
+    }
+    sso_ = {};
+    std::sort(owners_.begin(), owners_.end(), [](const Claim& p, const Claim& q) { return p.body < q.body; });
     // A vector that is a global: its triple is three data roots in a row.
     std::vector<const heapgraph::Root*> data;
     for (const heapgraph::Root& r : g_.roots) {
@@ -357,42 +404,72 @@ class Shapes {
       if (added) it->second = ctx_.Class(name, Rule::kShape);
       return it->second;
     };
+    // The name depends on (kind, what names the holder, offset or element,
+    // owning root): memoized on those, so a string is built once per class.
+    struct KeyHash {
+      size_t operator()(const std::array<uint64_t, 3>& k) const {
+        return std::hash<uint64_t>()(k[0] * 0x9e3779b97f4a7c15ULL ^ k[1] * 0xc2b2ae3d27d4eb4fULL ^ k[2]);
+      }
+    };
+    std::unordered_map<std::array<uint64_t, 3>, uint32_t, KeyHash> memo;
     for (Index i = 0; i < n_; ++i) {
       const uint8_t k = kind_[i];
       if (k == kNoShape) continue;
-      std::string name = KindName(k);
-      auto o = owner_.find(i);
-      if (o != owner_.end()) {
-        const auto [h, off] = o->second;
-        std::string holder;
-        if (kind_[h] != kNoShape) {
-          holder = KindName(kind_[h]);
-        } else if (ctx_.RuleOf(h) != Rule::kNothing) {
-          holder = Base(g_.ClassName(h));
-        }
+      auto o = std::lower_bound(owners_.begin(), owners_.end(), i, [](const Claim& c, Index v) { return c.body < v; });
+      std::array<uint64_t, 3> key{k, 0, 0};
+      Index h = kNone;
+      uint32_t off = 0;
+      bool array = false;
+      auto go = global_owner_.end();
+      if (o != owners_.end() && o->body == i) {
+        h = o->holder;
+        off = o->offset;
         // An element of an array-like holder: no offset (one class, not one per element).
-        const bool array = kind_[h] == kVector || kind_[h] == kDequeBlock || g_.elements.count(h);
-        if (!holder.empty()) name += " (held by " + holder + (array ? " []" : " +" + Hex(off)) + ")";
-      } else if (auto go = global_owner_.find(i); go != global_owner_.end()) {
-        name += " (held by " + go->second + ")";
+        array = kind_[h] == kVector || kind_[h] == kDequeBlock || g_.elements.count(h);
+        key = {k, kind_[h] != kNoShape ? uint64_t{1} << 40 | kind_[h]
+                  : ctx_.RuleOf(h) != Rule::kNothing ? uint64_t{2} << 40 | g_.cls[h] : 0,
+               array ? uint64_t{1} << 40 : off};
+      } else if (go = global_owner_.find(i); go != global_owner_.end()) {
+        key = {k, uint64_t{3} << 40 | i, 0};
       } else if (root_of[i] != kNone) {
-        const heapgraph::Root& r = g_.roots[root_of[i]];
-        name += " (held by global `" + r.variable + "` (" + r.module + "))";
+        key = {k, uint64_t{4} << 40 | root_of[i], 0};
       }
-      ctx_.Name(i, cls(name), Rule::kShape);
+      auto [it, added] = memo.try_emplace(key, 0);
+      if (added) {
+        std::string name = KindName(k);
+        if (h != kNone) {
+          std::string holder;
+          if (kind_[h] != kNoShape) {
+            holder = KindName(kind_[h]);
+          } else if (ctx_.RuleOf(h) != Rule::kNothing) {
+            holder = Base(g_.ClassName(h));
+          }
+          if (!holder.empty()) name += " (held by " + holder + (array ? " []" : " +" + Hex(off)) + ")";
+        } else if (go != global_owner_.end()) {
+          name += " (held by " + go->second + ")";
+        } else if (root_of[i] != kNone) {
+          const heapgraph::Root& r = g_.roots[root_of[i]];
+          name += " (held by global `" + r.variable + "` (" + r.module + "))";
+        }
+        it->second = cls(name);
+      }
+      ctx_.Name(i, it->second, Rule::kShape);
     }
   }
 
   Context& ctx_;
   HeapGraph& g_;
   Index n_ = 0;
+  uint32_t untyped_ = kNone;  // the loader's "(untyped)" class
   uint64_t lo_ = 0, hi_ = 0;
   std::vector<std::array<uint32_t, 4>> words_;
   std::vector<uint8_t> kind_;
   std::vector<Claim> strings_, vectors_;
   std::vector<Index> pending_maps_;
   std::vector<std::pair<Index, Index>> candidates_;  // bucket arrays: (array, the object its one other word points into)
-  std::unordered_map<Index, std::pair<Index, uint32_t>> owner_;
+  std::vector<Claim> owners_;  // strings' and vectors' holders, by body
+  std::vector<std::pair<Index, uint64_t>> headers_;  // (node, the parent word pointing inside an object)
+  std::vector<Index> sso_;  // 32-byte objects holding a short std::string
   std::unordered_map<Index, std::string> global_owner_;
 };
 

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "analyze.h"
+#include "go_rule.h"
 #include "libdump/format/reader.h"
 
 namespace libdump::typing {
@@ -66,7 +67,7 @@ bool Context::Name(Index i, uint32_t cls, Rule rule, uint64_t elements) {
 
 void Context::Scan(std::span<const Index> objects, const Visit& fn) {
   if (objects.empty()) return;
-  auto reader = format::Reader::Open(g_.path, {.map_file = true});
+  auto reader = format::Reader::Open(g_.path);
   if (reader->dialect() != format::Dialect::kLibdump) return;  // Go dumps: not typed here
   format::Record r;
   for (Index i : objects) {
@@ -80,7 +81,7 @@ void Context::Scan(std::span<const Index> objects, const Visit& fn) {
 }
 
 void Context::ScanAll(const Visit& fn) {
-  auto reader = format::Reader::Open(g_.path, {.map_file = true});
+  auto reader = format::Reader::Open(g_.path);
   if (reader->dialect() != format::Dialect::kLibdump) return;
   format::Record r;
   Index i = 0;
@@ -101,22 +102,13 @@ std::vector<uint8_t> Context::Read(Index i) {
   return out;
 }
 
-uint64_t Context::Word(std::span<const uint8_t> data, size_t off) const {
-  const unsigned w = ptr_size();
-  if (off + w > data.size() || off + w < off) return 0;
-  uint64_t v = 0;
-  if (g_.big_endian) {
-    for (unsigned k = 0; k < w; ++k) v = v << 8 | data[off + k];
-  } else {
-    for (unsigned k = w; k-- > 0;) v = v << 8 | data[off + k];
-  }
-  return v;
-}
-
 Stats Type(HeapGraph& g, const Options& o) {
   const auto t0 = std::chrono::steady_clock::now();
   Stats s;
-  if (o.enabled && g.source == heapgraph::Source::kDump && !g.go) {
+  if (o.enabled && g.source == heapgraph::Source::kDump && g.go) {
+    Context ctx(g, o);
+    ApplyGoRule(ctx);
+  } else if (o.enabled && g.source == heapgraph::Source::kDump) {
     Context ctx(g, o);
     s.named_roots = NameRoots(ctx);
     ApplyDwarfRule(ctx);

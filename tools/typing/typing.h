@@ -4,18 +4,20 @@
 //
 // Rules run in order of trust; each names only objects no stronger rule has
 // named (Context::Name refuses the rest), so a weaker rule never overrides a
-// stronger one:
+// stronger one. Type() first names the roots (NameRoots: data roots by the
+// ELF object symbols of their module), then runs:
 //   1. kDump    the dump's own types (typed API, vtable classes): set by the loader
 //   2. kDwarf   DWARF of the modules the dump names       ApplyDwarfRule (dwarf_rule.h)
-//   3. kShape   libstdc++ layouts proved by their links   ApplyShapeRule (shape_rule.h)
-//   4. kHolder  the holder's class and the holding offset ApplyHolderRule (holder_rule.h)
-//   5. kSize    what nothing names, grouped by size        ApplySizeRule (holder_rule.h)
-// then NameRoots gives data roots their global's name (ELF object symbols).
+//   3. kShape   libstdc++ layouts proved by their links   ApplyShapeRule (shape_rule.cc)
+//   4. kHolder  the holder's class and the holding offset ApplyHolderRule (holder_rule.cc)
+//   5. kSize    what nothing names, grouped by size        ApplySizeRule (holder_rule.cc)
+// A Go runtime's dump runs ApplyGoRule (go_rule.h, --binary) alone.
 //
 // Interface of a rule (e.g. `void ApplyDwarfRule(Context& ctx)`):
 //   - ctx.graph(): the HeapGraph (objects by index in file order, ids,
-//     sizes, edges, classes, roots with slot/frame_sp, threads, frames,
-//     modules); ctx.options(): --binary / --debug-dir.
+//     sizes, edges, classes, roots with slot, ptr and frame_sp (variable and
+//     module once NameRoots found the global), threads, frames, modules with
+//     path, build-id, start/end/offset); ctx.options(): --binary / --debug-dir.
 //   - contents: ctx.Scan(objects, fn) reads the payloads of the given objects
 //     (ascending indices) in one forward pass over the file; ctx.ScanAll(fn)
 //     every object's. Payload spans live only during fn. Nothing is kept per
@@ -29,7 +31,9 @@
 //   - memory: at most ~8 bytes per object of its own (the pass's budget is 16).
 #pragma once
 
+#include <bit>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <span>
@@ -98,7 +102,20 @@ class Context {
   // One object's payload (a new reader: for a few objects only).
   std::vector<uint8_t> Read(Index i);
 
-  uint64_t Word(std::span<const uint8_t> data, size_t off) const;
+  // 0 past the end (inline: the shapes read every word of the heap).
+  uint64_t Word(std::span<const uint8_t> data, size_t off) const {
+    const unsigned w = ptr_size();
+    if (off + w > data.size() || off + w < off) return 0;
+    uint64_t v = 0;
+    if (g_.big_endian) {
+      for (unsigned k = 0; k < w; ++k) v = v << 8 | data[off + k];
+    } else if (w == 8 && std::endian::native == std::endian::little) {
+      std::memcpy(&v, data.data() + off, 8);
+    } else {
+      for (unsigned k = w; k-- > 0;) v = v << 8 | data[off + k];
+    }
+    return v;
+  }
 
  private:
   HeapGraph& g_;
