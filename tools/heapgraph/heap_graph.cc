@@ -7,6 +7,18 @@
 
 namespace libdump::heapgraph {
 
+const char* NamedByName(NamedBy n) {
+  switch (n) {
+    case NamedBy::kDump: return "dump";
+    case NamedBy::kDwarf: return "dwarf";
+    case NamedBy::kShape: return "shape";
+    case NamedBy::kHolder: return "holder";
+    case NamedBy::kSize: return "size";
+    case NamedBy::kNothing: break;
+  }
+  return "untyped";
+}
+
 // The number of objects whose id is at most `id` (binary search in id order).
 static size_t UpperBound(const HeapGraph& g, uint64_t id) {
   size_t lo = 0, hi = g.size();

@@ -24,6 +24,21 @@ inline constexpr Index kSuperRoot = UINT32_MAX - 1;  // idom / path parent of a 
 
 enum class Source { kDump, kHprof };
 
+// Which rule of the typing pass (tools/typing/typing.h) gave a class its
+// name, strongest first. The loaders set kDump for every class the file names
+// and kNothing for libdump's "(untyped)"; a smaller non-zero value is more
+// trusted.
+enum class NamedBy : uint8_t {
+  kNothing = 0,  // untyped
+  kDump = 1,     // the file's own type: the typed API, a vtable, an hprof class
+  kDwarf = 2,    // the debug information of a module the dump names
+  kShape = 3,    // a standard-library layout proved by its links
+  kHolder = 4,   // the named object (or root) and offset that holds it
+  kSize = 5,     // nothing names it: grouped by its size
+};
+// "untyped", "dump", "dwarf", "shape", "holder", "size".
+const char* NamedByName(NamedBy n);
+
 struct FieldInfo {
   std::string name;
   uint32_t offset = 0;  // in the instance data (hprof: of this class's own part)
@@ -49,6 +64,7 @@ struct ClassInfo {
   uint8_t array_type = 0;  // hprof: primitive array element type; 2 for object arrays
   std::vector<FieldInfo> fields;  // own fields, in data order
   std::vector<StaticInfo> statics;
+  NamedBy named_by = NamedBy::kDump;
   // Filled by Analyze().
   uint64_t count = 0;
   uint64_t bytes = 0;
@@ -60,6 +76,22 @@ struct Root {
   uint32_t kind = 0;      // index into HeapGraph::root_kinds
   uint32_t thread = kNone;  // index into HeapGraph::threads
   std::string label;      // frame, description or slot address
+  uint64_t slot = 0;      // dump stack and data roots: the address of the word holding the pointer
+  uint64_t frame_sp = 0;  // dump stack roots: the sp of the frame holding it
+};
+
+// A module (executable or shared library) mapped in the dumped process.
+struct ModuleInfo {
+  uint64_t start = 0, end = 0, file_offset = 0;
+  std::string path;
+  std::string build_id;  // lower-case hex, empty when unknown
+};
+
+// A stack frame of the dump, for typing its locals.
+struct FrameInfo {
+  uint64_t sp = 0, parent = 0, entry = 0, pc = 0;
+  std::string name;
+  uint32_t thread = UINT32_MAX;  // index into HeapGraph::threads
 };
 
 struct ThreadInfo {
@@ -84,12 +116,16 @@ struct HeapGraph {
   std::vector<Index> finalizable;  // objects with a finalizer (dump) or a pending Finalizer (hprof)
   uint64_t dropped_roots = 0;      // roots naming no object
   uint64_t dangling = 0;           // references to no object (hprof ids; dump words that looked like pointers are not counted)
+  bool big_endian = false;         // a dump's byte order
+  std::vector<ModuleInfo> modules;  // dump module records
+  std::vector<FrameInfo> frames;    // dump frame records, by increasing sp
 
   // Per object.
   PackedU64 ids;                 // address or hprof id (4 bytes each when in order)
   std::vector<uint32_t> cls;     // class index
   std::vector<uint32_t> size32;  // shallow bytes; UINT32_MAX: see big_sizes
   std::unordered_map<Index, uint64_t> big_sizes;
+  std::unordered_map<Index, uint64_t> elements;  // element counts the typing pass found (arrays of a named type)
   PackedU64 where;               // offset of the object's record, for ReadObject (4 bytes each)
   std::vector<uint32_t> out_begin;  // n + 1
   std::vector<Index> out;

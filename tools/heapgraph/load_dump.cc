@@ -174,6 +174,12 @@ class DumpLoader {
       root.object = o;
       root.kind = p.kind;
       if (p.kind == 0) {
+        root.slot = p.slot;
+        root.frame_sp = p.extra;
+      } else if (p.kind == 1) {
+        root.slot = p.extra;
+      }
+      if (p.kind == 0) {
         // The frame, and the slot's offset from its sp (Go frames name no
         // locals: the offset is what there is).
         const std::string slot = p.slot >= p.extra ? " sp+" + HexAddr(p.slot - p.extra) : " slot " + HexAddr(p.slot);
@@ -193,6 +199,14 @@ class DumpLoader {
       }
       g_.roots.push_back(std::move(root));
     }
+    for (const auto& [sp, f] : frames) {
+      FrameInfo fi{f.sp, f.parent, f.entry, f.pc, f.name};
+      auto it = frame_of.find(sp);
+      if (it != frame_of.end()) fi.thread = it->second.first;
+      g_.frames.push_back(std::move(fi));
+    }
+    for (const format::ModuleRecord& m : modules_) g_.modules.push_back({m.start, m.end, m.file_offset, m.path, m.build_id});
+    g_.big_endian = big_endian_;
     // Allocation stacks: frame names by pc, else module+offset.
     for (const auto& pcs : stack_pcs_) {
       std::vector<std::string> names;
@@ -225,6 +239,7 @@ class DumpLoader {
       std::string name;
       if (ci.id == 0) {
         name = "(untyped)";
+        ci.named_by = NamedBy::kNothing;
       } else if (it != types_.end() && it->second.has_type && !it->second.type.name.empty()) {
         name = it->second.type.name;
       } else {

@@ -14,6 +14,7 @@
 #include "load.h"
 #include "server.h"
 #include "site.h"
+#include "typing.h"
 
 namespace {
 
@@ -33,10 +34,10 @@ constexpr const char* kUsage =
 bool IsLoopback(const std::string& a) { return a == "127.0.0.1" || a == "::1" || a == "localhost" || a.starts_with("127."); }
 
 // Opens one file, printing a progress line on stderr while it reads.
-void OpenWithProgress(const std::string& path, HeapGraph& g, bool quiet) {
+void OpenWithProgress(const std::string& path, HeapGraph& g, const libdump::typing::Options& typing, bool quiet) {
   const bool tty = isatty(2);
   std::string last;
-  libdump::heapgraph::Open(path, g, [&](const char* step, uint64_t offset) {
+  libdump::typing::Open(path, g, typing, [&](const char* step, uint64_t offset) {
     if (quiet) return;
     std::string line = "heapview: indexing " + path + ": " + step;
     if (offset) line += " " + std::to_string(offset >> 20) + " MB";
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
   std::string file, baseline, bind = "127.0.0.1";
   unsigned port = 7000, threads = 0;
   bool quiet = false;
+  libdump::typing::Options typing;
   po::options_description visible("options");
   visible.add_options()("help,h", "print this help and exit")(
       "port", po::value<unsigned>(&port)->value_name("N"), "TCP port (default 7000; 0 picks a free one)")(
@@ -106,10 +108,10 @@ int main(int argc, char** argv) {
   std::string current = file;
   try {
     const auto t0 = std::chrono::steady_clock::now();
-    OpenWithProgress(file, g, quiet);
+    OpenWithProgress(file, g, typing, quiet);
     if (!baseline.empty()) {
       current = baseline;
-      OpenWithProgress(baseline, base, quiet);
+      OpenWithProgress(baseline, base, typing, quiet);
       current = file;
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

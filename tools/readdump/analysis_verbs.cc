@@ -8,6 +8,8 @@
 #include "libdump/format/reader.h"
 #include "load.h"
 #include "report.h"
+#include "typing.h"
+#include "typing_report.h"
 
 namespace libdump::readdump {
 
@@ -17,7 +19,7 @@ int RunAnalysis(const Options& o) {
   if (!o.diff_old.empty()) {
     HeapGraph old_heap;
     try {
-      Open(o.diff_old, old_heap);
+      typing::Open(o.diff_old, old_heap, o.typing);
     } catch (const format::FormatError& e) {
       // The caller prefixes the NEW file's name; this error is OLD's.
       std::cerr << o.diff_old << ':' << e.what() << '\n';
@@ -26,7 +28,7 @@ int RunAnalysis(const Options& o) {
       std::cerr << o.diff_old << ": " << e.what() << '\n';
       return 1;
     }
-    Open(o.file, g);
+    typing::Open(o.file, g, o.typing);
     const auto rows = Diff(old_heap, g);
     if (o.json) {
       JsonWriter j(std::cout);
@@ -37,7 +39,34 @@ int RunAnalysis(const Options& o) {
     }
     return 0;
   }
-  Open(o.file, g);
+  typing::Stats stats;
+  typing::Open(o.file, g, o.typing, {}, &stats);
+  if (o.classes) {
+    if (o.json) {
+      JsonWriter j(std::cout);
+      j.BeginObject();
+      j.Key("typing");
+      typing::WriteTypedFractionJson(j, stats);
+      j.Key("classes");
+      typing::WriteClassesJson(j, g, o.top);
+      j.EndObject();
+      j.Finish();
+    } else {
+      typing::PrintTypedFraction(std::cout, stats);
+      std::cout << '\n';
+      typing::PrintClasses(std::cout, g, o.top);
+    }
+  }
+  if (o.leaks) {
+    const typing::Leaks leaks = typing::FindLeaks(g, o.top ? o.top : 20);
+    if (o.json) {
+      JsonWriter j(std::cout);
+      typing::WriteLeaksJson(j, g, leaks, o.top);
+      j.Finish();
+    } else {
+      typing::PrintLeaks(std::cout, g, leaks, o.top);
+    }
+  }
   if (o.dominators) {
     if (o.json) {
       JsonWriter j(std::cout);

@@ -44,7 +44,16 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
       ("path-to-root", po::value<std::string>(&o.path_to_root)->value_name("ADDR"),
        "the shortest chain of strong references from a root to the object at ADDR")
       ("diff", po::value<std::string>(&o.diff_old)->value_name("OLD"),
-       "--diff OLD NEW: per-class change of count, bytes and retained bytes from OLD to NEW");
+       "--diff OLD NEW: per-class change of count, bytes and retained bytes from OLD to NEW")
+      ("classes", po::bool_switch(&o.classes),
+       "objects, bytes and retained bytes per class after typing (docs/TYPING.md), with the rule that named each; with --top N only N")
+      ("leaks", po::bool_switch(&o.leaks),
+       "objects no root reaches (leaks, in C++), by class, and the largest unreachable clusters; with --top N only N")
+      ("binary", po::value<std::vector<std::string>>(&o.typing.binaries)->value_name("FILE")->composing(),
+       "an ELF file of the dumped process with symbols or DWARF, for typing (repeatable)")
+      ("debug-dir", po::value<std::vector<std::string>>(&o.typing.debug_dirs)->value_name("DIR")->composing(),
+       "a directory of separate debug files (.build-id/xx/yyyy.debug), for typing (repeatable)")
+      ("no-typing", "keep the dump's own classes: no typing pass (docs/TYPING.md)");
   po::options_description hidden;
   hidden.add_options()("file", po::value<std::string>(&o.file));
   po::options_description all;
@@ -60,6 +69,7 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
     err << "readdump: " << e.what() << "\nTry 'readdump --help'.\n";
     return ParseResult::kUsageError;
   }
+  if (vm.count("no-typing")) o.typing.enabled = false;
   if (vm.count("help")) {
     out << kUsage << visible;
     return ParseResult::kHelp;
@@ -80,7 +90,7 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
       err << "readdump: --top needs a positive number\n";
       return ParseResult::kUsageError;
     }
-    if (!o.dominators && o.diff_old.empty()) o.histogram = true;
+    if (!o.dominators && !o.classes && !o.leaks && o.diff_old.empty()) o.histogram = true;
   }
   if (o.Analysis()) return ParseResult::kRun;
   if (!o.records && !o.validate && !o.histogram && !o.threads) o.summary = true;

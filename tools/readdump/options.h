@@ -6,6 +6,8 @@
 #include <ostream>
 #include <string>
 
+#include "typing.h"
+
 namespace libdump::readdump {
 
 struct Options {
@@ -21,7 +23,10 @@ struct Options {
   bool dominators = false;
   std::string path_to_root;  // object address or id
   std::string diff_old;      // --diff OLD NEW: FILE is NEW
-  bool Analysis() const { return dominators || !path_to_root.empty() || !diff_old.empty(); }
+  bool classes = false;      // the typed histogram (classes the typing pass named, with the rule)
+  bool leaks = false;        // unreachable objects by class, and the largest unreachable clusters
+  typing::Options typing;    // --binary, --debug-dir, --no-typing
+  bool Analysis() const { return dominators || classes || leaks || !path_to_root.empty() || !diff_old.empty(); }
 };
 
 enum class ParseResult { kRun, kHelp, kUsageError };

@@ -1,0 +1,144 @@
+#include "typing.h"
+
+#include <chrono>
+
+#include "analyze.h"
+#include "libdump/format/reader.h"
+
+namespace libdump::typing {
+
+const char* RuleName(Rule r) { return heapgraph::NamedByName(r); }
+
+const char* RuleLegend(Rule r) {
+  switch (r) {
+    case Rule::kDump: return "the dump's own type (typed API or vtable)";
+    case Rule::kDwarf: return "the debug information (DWARF) of a module the dump names";
+    case Rule::kShape: return "a standard-library layout its links prove";
+    case Rule::kHolder: return "the named object or root that holds it, and the offset it is held at";
+    case Rule::kSize: return "nothing names it: untyped objects of one size";
+    case Rule::kNothing: break;
+  }
+  return "untyped";
+}
+
+Stats Measure(const HeapGraph& g) {
+  Stats s;
+  for (Index i = 0; i < g.size(); ++i) {
+    const unsigned r = static_cast<unsigned>(g.classes[g.cls[i]].named_by);
+    const unsigned k = r < 6 ? r : 0;
+    ++s.objects[k];
+    s.bytes[k] += g.Size(i);
+    ++s.total_objects;
+    s.total_bytes += g.Size(i);
+  }
+  return s;
+}
+
+Context::Context(HeapGraph& g, const Options& o) : g_(g), o_(o) {
+  for (uint32_t c = 0; c < g_.classes.size(); ++c) by_name_.try_emplace(g_.classes[c].name, c);
+}
+
+Context::~Context() = default;
+
+uint32_t Context::Class(std::string_view name, Rule rule) {
+  auto [it, added] = by_name_.try_emplace(std::string(name), static_cast<uint32_t>(g_.classes.size()));
+  if (added) {
+    heapgraph::ClassInfo c;
+    c.name = std::string(name);
+    c.named_by = rule;
+    g_.classes.push_back(std::move(c));
+  }
+  return it->second;
+}
+
+bool Context::Name(Index i, uint32_t cls, Rule rule, uint64_t elements) {
+  if (i >= g_.size() || cls >= g_.classes.size() || rule == Rule::kNothing) return false;
+  const Rule now = RuleOf(i);
+  if (now != Rule::kNothing && now <= rule) return false;
+  g_.cls[i] = cls;
+  if (elements > 0) {
+    g_.elements[i] = elements;
+  } else {
+    g_.elements.erase(i);
+  }
+  return true;
+}
+
+void Context::Scan(std::span<const Index> objects, const Visit& fn) {
+  if (objects.empty()) return;
+  auto reader = format::Reader::Open(g_.path, {.map_file = true});
+  if (reader->dialect() != format::Dialect::kLibdump) return;  // Go dumps: not typed here
+  format::Record r;
+  for (Index i : objects) {
+    if (i >= g_.size()) continue;
+    if (g_.where[i] < reader->offset()) throw format::FormatError(g_.where[i], "object", "objects scanned out of order");
+    reader->Range(g_.where[i], 0);
+    if (!reader->Next(r) || r.kind != format::Kind::kObject || r.object.addr != g_.ids[i])
+      throw format::FormatError(g_.where[i], "object", "the file changed since it was opened");
+    fn(i, reader->Payload(size_t{1} << 32));
+  }
+}
+
+void Context::ScanAll(const Visit& fn) {
+  auto reader = format::Reader::Open(g_.path, {.map_file = true});
+  if (reader->dialect() != format::Dialect::kLibdump) return;
+  format::Record r;
+  Index i = 0;
+  while (reader->Next(r)) {
+    if (r.kind != format::Kind::kObject) continue;
+    if (i >= g_.size() || g_.where[i] != r.offset)
+      throw format::FormatError(r.offset, "object", "the file changed since it was opened");
+    fn(i, reader->Payload(size_t{1} << 32));
+    ++i;
+  }
+  if (i != g_.size()) throw format::FormatError(reader->offset(), "eof", "the file changed since it was opened");
+}
+
+std::vector<uint8_t> Context::Read(Index i) {
+  std::vector<uint8_t> out;
+  const Index one[] = {i};
+  Scan(one, [&](Index, std::span<const uint8_t> d) { out.assign(d.begin(), d.end()); });
+  return out;
+}
+
+uint64_t Context::Word(std::span<const uint8_t> data, size_t off) const {
+  const unsigned w = ptr_size();
+  if (off + w > data.size() || off + w < off) return 0;
+  uint64_t v = 0;
+  if (g_.big_endian) {
+    for (unsigned k = 0; k < w; ++k) v = v << 8 | data[off + k];
+  } else {
+    for (unsigned k = w; k-- > 0;) v = v << 8 | data[off + k];
+  }
+  return v;
+}
+
+Stats Type(HeapGraph& g, const Options& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Stats s;
+  if (o.enabled && g.source == heapgraph::Source::kDump && !g.go) {
+    Context ctx(g, o);
+    ApplyDwarfRule(ctx);
+    ApplyShapeRule(ctx);
+    s.named_roots = NameRoots(ctx);
+    ApplyHolderRule(ctx);
+    ApplySizeRule(ctx);
+  }
+  const uint64_t roots = s.named_roots;
+  s = Measure(g);
+  s.named_roots = roots;
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return s;
+}
+
+void Open(const std::string& path, HeapGraph& g, const Options& o, const heapgraph::Progress& progress, Stats* stats) {
+  heapgraph::Load(path, g, progress);
+  if (progress) progress("typing", 0);
+  const Stats s = Type(g, o);
+  if (stats) *stats = s;
+  heapgraph::Analyze(g, [&](const std::string& step) {
+    if (progress) progress(step.c_str(), 0);
+  });
+}
+
+}  // namespace libdump::typing
