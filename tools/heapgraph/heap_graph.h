@@ -78,6 +78,7 @@ struct Root {
   std::string label;      // frame, description or slot address
   uint64_t slot = 0;      // dump stack and data roots: the address of the word holding the pointer
   uint64_t frame_sp = 0;  // dump stack roots: the sp of the frame holding it
+  uint64_t value = 0;     // dump stack and data roots: the pointer word itself (it may point inside `object`)
 };
 
 // A module (executable or shared library) mapped in the dumped process.

@@ -61,7 +61,7 @@ std::string ReachName(const Reach& r) {
 }
 
 struct Expander::Slot {
-  enum Op : uint8_t { kPtr, kString, kVector, kRbTree, kList, kFwdList, kHashtable, kDeque, kFunction, kTagged };
+  enum Op : uint8_t { kPtr, kSelf, kString, kVector, kRbTree, kList, kFwdList, kHashtable, kDeque, kFunction, kTagged };
   Op op;
   uint64_t off;     // of the value in the plan's type
   uint32_t a = kNoCxxType, b = kNoCxxType;  // types the op names
@@ -73,6 +73,9 @@ struct Expander::Plan {
   std::vector<Slot> slots;
   bool building = false;
 };
+
+Expander::Expander(FunctorOf functor_of) : functor_of_(std::move(functor_of)) {}
+Expander::~Expander() = default;
 
 const Expander::Plan& Expander::PlanOf(CxxProgram& program, uint32_t type) {
   auto& by_type = plans_[&program];
@@ -228,6 +231,22 @@ void Expander::BuildPlan(CxxProgram& p, uint32_t t, uint64_t base, int depth, Pl
     }
     return;
   }
+  // Nodes: the links to the next nodes, as nodes of the same type (the
+  // header's parent link and a list's last link point inside the container).
+  const char* link[2] = {nullptr, nullptr};
+  if (n.starts_with("std::_Rb_tree_node<")) {
+    link[0] = "_M_left", link[1] = "_M_right";
+  } else if (n.starts_with("std::_List_node<") || n.starts_with("std::__cxx11::_List_node<") ||
+             n.starts_with("std::_Fwd_list_node<")) {
+    link[0] = "_M_next";
+  } else if (n.starts_with("std::__detail::_Hash_node<")) {
+    link[0] = "_M_nxt";
+  }
+  for (const char* l : link) {
+    if (l != nullptr && FindMember(p, t, l, &o1, &t1) && plan.slots.size() < kMaxSlots) {
+      plan.slots.push_back({Slot::kSelf, base + o1, t});
+    }
+  }
   if (n.starts_with("__gnu_cxx::__aligned_membuf<") || n.starts_with("__gnu_cxx::__aligned_buffer<")) {
     return inline_type(Arg(ty, 0), base);
   }
@@ -297,7 +316,7 @@ void Expander::Run(CxxProgram& p, const Plan& plan, uint64_t addr, const MemoryR
         if (t.kind == CxxKind::kArray) {
           if (t.elem != kNoCxxType && t.count != 0) reach(w, t.elem, t.count, Reach::kArray);
         } else if (t.kind == CxxKind::kBase && t.size == 1) {
-          reach(w, s.a, 0, Reach::kArray);  // a C string: its length is the allocation's
+          reach(w, s.a, UINT64_MAX, Reach::kArray);  // a C string: its length is the allocation's
         } else {
           reach(w, s.a, 1, Reach::kValue);
         }
@@ -319,36 +338,24 @@ void Expander::Run(CxxProgram& p, const Plan& plan, uint64_t addr, const MemoryR
         break;
       }
       case Slot::kRbTree: {
-        uint64_t left = word(at + s.y);  // the node count
-        std::vector<uint64_t> todo{word(at + s.x)};
-        for (uint64_t n = 0; !todo.empty() && n < left && budget > 0; --budget) {
-          const uint64_t node = todo.back();
-          todo.pop_back();
-          if (node == 0) continue;
-          ++n;
-          reach(node, s.a, 1, Reach::kValue);
-          todo.push_back(word(node + s.w));
-          todo.push_back(word(node + s.z));
-        }
+        // The root; each node reaches its children (left, right).
+        if (word(at + s.y) == 0) break;  // no nodes
+        if (const uint64_t root = word(at + s.x)) reach(root, s.a, 1, Reach::kValue);
         break;
       }
       case Slot::kList: {
-        const uint64_t header = at + s.x;
-        const uint64_t size = word(at + s.y);
-        uint64_t node = word(header);
-        for (uint64_t n = 0; node != 0 && node != header && n < size && budget > 0; ++n, --budget) {
-          reach(node, s.a, 1, Reach::kValue);
-          node = word(node + s.z);
-        }
+        // The first node; each node reaches the next, the last one the header (inside the container: not an object's start).
+        const uint64_t node = word(at + s.x);
+        if (node != 0 && node != at + s.x) reach(node, s.a, 1, Reach::kValue);
         break;
       }
       case Slot::kFwdList: {
-        uint64_t node = word(at + s.x + s.y);
-        while (node != 0 && budget > 0) {
-          --budget;
-          reach(node, s.a, 1, Reach::kValue);
-          node = word(node + s.y);
-        }
+        if (const uint64_t node = word(at + s.x + s.y)) reach(node, s.a, 1, Reach::kValue);
+        break;
+      }
+      case Slot::kSelf: {
+        const uint64_t node = word(at);
+        if (node != 0) reach(node, s.a, 1, Reach::kValue);
         break;
       }
       case Slot::kHashtable: {
@@ -356,30 +363,23 @@ void Expander::Run(CxxProgram& p, const Plan& plan, uint64_t addr, const MemoryR
         if (buckets != 0 && buckets != at + s.u && count < kMaxCount && s.b != kNoCxxType) {
           reach(buckets, s.b, count, Reach::kArray).leaf = true;
         }
-        const uint64_t elements = word(at + s.w);
-        uint64_t node = word(at + s.z + s.v);
-        for (uint64_t n = 0; node != 0 && n < elements && budget > 0; ++n, --budget) {
-          reach(node, s.a, 1, Reach::kValue);
-          node = word(node + s.v);
-        }
+        if (word(at + s.w) == 0) break;  // no elements
+        if (const uint64_t node = word(at + s.z + s.v)) reach(node, s.a, 1, Reach::kValue);
         break;
       }
       case Slot::kDeque: {
         const uint64_t map = word(at + s.x), map_size = word(at + s.y);
         const uint64_t es = p.type(s.a).size;
         if (map == 0 || map_size >= kMaxCount || es == 0) break;
-        reach(map, s.b, map_size, Reach::kArray).leaf = true;
-        const uint64_t block_n = es < 512 ? 512 / es : 1;
         const uint64_t first = word(at + s.z + s.v), last = word(at + s.w + s.v);
-        const uint64_t first_cur = word(at + s.z + s.u), last_cur = word(at + s.w + s.u);
         if (first < map || last < first || (last - first) / 8 >= map_size || (first - map) % 8 != 0) break;
-        for (uint64_t n = first; n <= last && budget > 0; n += 8, --budget) {
-          const uint64_t block = word(n);
-          if (block == 0) continue;
-          Reach& r = reach(block, s.a, block_n, Reach::kArray);
-          if (n == first) r.live_begin = first_cur - block;
-          if (n == last) r.live_end = last_cur - block;
-        }
+        // The map: its live entries [first, last] point to the blocks.
+        Reach& r = reach(map, s.b, map_size, Reach::kArray);
+        r.live_begin = first - map;
+        r.live_end = last + 8 - map;
+        r.deque_elem = s.a;
+        r.deque_first_cur = word(at + s.z + s.u);
+        r.deque_last_cur = word(at + s.w + s.u);
         break;
       }
       case Slot::kFunction: {
@@ -419,9 +419,32 @@ void Expander::Run(CxxProgram& p, const Plan& plan, uint64_t addr, const MemoryR
   }
 }
 
-void Expander::Expand(CxxProgram& program, uint32_t type, uint64_t addr, uint64_t count, uint64_t live_begin,
-                      uint64_t live_end, const MemoryReader& mem, uint64_t& budget, std::vector<Reach>& out) {
-  if (type == kNoCxxType) return;
+void Expander::Expand(const Reach& what, const MemoryReader& mem, uint64_t& budget, std::vector<Reach>& out) {
+  if (what.program == nullptr || what.type == kNoCxxType || what.leaf) return;
+  CxxProgram& program = *what.program;
+  if (what.deque_elem != kNoCxxType) {
+    // A deque's map: each live entry a block of max(1, 512 / sizeof(T)) elements.
+    const uint64_t es = program.type(what.deque_elem).size;
+    if (es == 0) return;
+    const uint64_t block_n = es < 512 ? 512 / es : 1;
+    for (uint64_t off = what.live_begin; off < what.live_end && budget > 0; off += 8, --budget) {
+      uint64_t block = 0;
+      if (!mem.Word(what.addr + off, &block) || block == 0) continue;
+      Reach r;
+      r.addr = block;
+      r.program = &program;
+      r.type = what.deque_elem;
+      r.count = block_n;
+      r.naming = Reach::kArray;
+      if (off == what.live_begin) r.live_begin = what.deque_first_cur - block;
+      if (off + 8 >= what.live_end) r.live_end = what.deque_last_cur - block;
+      out.push_back(r);
+    }
+    return;
+  }
+  const uint32_t type = what.type;
+  const uint64_t addr = what.addr, live_begin = what.live_begin, live_end = what.live_end;
+  const uint64_t count = what.naming == Reach::kValue ? 1 : what.count;
   const Plan& plan = PlanOf(program, type);
   if (plan.slots.empty() || plan.building) return;
   const uint64_t es = program.type(type).size;

@@ -33,6 +33,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -60,12 +61,17 @@ struct Reach {
   uint64_t addr = 0;
   CxxProgram* program = nullptr;
   uint32_t type = kNoCxxType;
-  uint64_t count = 1;  // 0 with kArray: not known (a char* to a C string)
+  uint64_t count = 1;  // UINT64_MAX with kArray: not known (a char* to a C string)
   Naming naming = kValue;
   bool leaf = false;  // named but not expanded (bucket arrays, deque maps: their words are followed by the owner)
   // The live elements' bytes, from addr (a vector's unused capacity, a
   // deque block's unused ends are not expanded).
   uint64_t live_begin = 0, live_end = UINT64_MAX;
+  // A std::deque's map (T*[]): the blocks' element type, and the start and
+  // finish iterators' _M_cur (where the first block's and the last block's
+  // live elements begin and end).
+  uint32_t deque_elem = kNoCxxType;
+  uint64_t deque_first_cur = 0, deque_last_cur = 0;
 };
 
 // The class name a reach gives its target: the type's DWARF name, "T[]",
@@ -77,14 +83,14 @@ class Expander {
   // functor_of(pc): the program and functor type of a std::function manager
   // at runtime address pc (in whichever module holds it).
   using FunctorOf = std::function<std::pair<CxxProgram*, uint32_t>(uint64_t pc)>;
-  explicit Expander(FunctorOf functor_of) : functor_of_(std::move(functor_of)) {}
+  explicit Expander(FunctorOf functor_of);
+  ~Expander();
 
-  // Appends to `out` the pointers held by `count` consecutive values of
-  // `type` at `addr` (only those whose bytes lie in [live_begin, live_end)
-  // from addr). `budget` bounds the work (elements, nodes walked) and
-  // decreases; it ends the expansion when it reaches 0.
-  void Expand(CxxProgram& program, uint32_t type, uint64_t addr, uint64_t count, uint64_t live_begin,
-              uint64_t live_end, const MemoryReader& mem, uint64_t& budget, std::vector<Reach>& out);
+  // Appends to `out` the pointers held by the value(s) a reach named at
+  // what.addr (its elements whose bytes lie in [live_begin, live_end), read
+  // through `mem`). `budget` bounds the work (slots, elements) and decreases;
+  // the expansion ends when it reaches 0.
+  void Expand(const Reach& what, const MemoryReader& mem, uint64_t& budget, std::vector<Reach>& out);
 
  private:
   struct Slot;

@@ -257,15 +257,22 @@ std::unique_ptr<CxxProgram> CxxProgram::Open(const std::string& debug_path, cons
                 stack.push_back(lv);
                 stack.back().first = sib;
               }
+              uint64_t functor = UINT64_MAX;
+              if (fn) {  // the functor's template parameter follows the members
+                Dwarf_Die k = c;
+                size_t n = 0;
+                do {
+                  if (dwarf_tag(&k) == DW_TAG_template_type_parameter && DieName(&k) == "_Functor") {
+                    functor = RefOffset(&k, DW_AT_type, false);
+                  }
+                } while (++n < kMaxMembers && dwarf_siblingof(&k, &k) == 0);
+              }
               im.scopes.push_back(q + "::");
-              stack.push_back({c, static_cast<uint32_t>(im.scopes.size() - 1), fn, UINT64_MAX});
+              stack.push_back({c, static_cast<uint32_t>(im.scopes.size() - 1), fn, functor});
               goto next_level;
             }
             break;
           }
-          case DW_TAG_template_type_param:
-            if (lv.functions && DieName(&e) == "_Functor") lv.functor = RefOffset(&e, DW_AT_type, false);
-            break;
           case DW_TAG_variable: {
             uint64_t addr = 0;
             if (!StaticAddress(&e, &addr)) break;
@@ -478,9 +485,9 @@ const CxxType& CxxProgram::type(uint32_t id) {
             if (t.kind == CxxKind::kStruct && !DieUdata(&c, DW_AT_data_member_location, &m.offset)) continue;
             m.type = Load(RefOffset(&c, DW_AT_type, false));
             t.members.push_back(std::move(m));
-          } else if (ct == DW_TAG_template_type_param) {
+          } else if (ct == DW_TAG_template_type_parameter) {
             t.template_types.push_back(Load(RefOffset(&c, DW_AT_type, false)));
-          } else if (ct == DW_TAG_template_value_param) {
+          } else if (ct == DW_TAG_template_value_parameter) {
             Dwarf_Attribute a;
             Dwarf_Sword v = 0;
             if (dwarf_attr(&c, DW_AT_const_value, &a) != nullptr && dwarf_formsdata(&a, &v) == 0) {
