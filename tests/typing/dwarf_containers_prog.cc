@@ -32,41 +32,45 @@ struct Order {
 };
 
 struct Service {
-  std::map<int, Account> accounts;                 // 40 nodes
-  std::vector<Order> orders;                       // one body of 25 Orders, each with a body of 4 longs
-  std::unordered_map<long, Point> points;          // 30 nodes, one bucket array
-  std::list<Account> journal;                      // 12 nodes
-  std::deque<Point> queue;                         // 300 Points: a map and 3 blocks of 64
-  std::shared_ptr<Order> current;                  // make_shared: one control block holding the Order
+  std::map<int, Account> accounts;           // 4000 nodes
+  std::vector<Order> orders;                 // one body of 2500 Orders, each with a body of 4 longs
+  std::unordered_map<long, Point> points;    // 3000 nodes, one bucket array
+  std::list<Account> journal;                // 1200 nodes
+  std::deque<Point> queue;                   // 30000 Points: a map and 469 blocks of 64
+  std::shared_ptr<Order> current;            // make_shared: one control block holding the Order
   std::unique_ptr<Account> owner;
-  std::function<long()> callback;                  // a functor of 48 bytes: on the heap
-  Point* grid;                                     // new Point[...]: 8 bytes each
+  std::function<long()> callback;            // a functor of 48 bytes: on the heap
+  Point* grid;                               // one Point
+  std::vector<long> samples;                 // one body of 3000000 longs
 };
 
 Service* g_service;
 
+// An owner name of exactly n characters: capacity n, a heap buffer of n + 1.
+std::string Owner(size_t n) { return std::string(n, 'o'); }
+
 int main() {
   auto* s = new Service;
-  for (int i = 0; i < 40; ++i) {
-    s->accounts[i] = Account{i, i * 1.5, "account owner number " + std::to_string(i)};
-  }
-  s->orders.reserve(25);
-  for (int i = 0; i < 25; ++i) {
+  for (int i = 0; i < 4000; ++i) s->accounts.emplace(i, Account{i, i * 1.5, Owner(20 + i % 10)});
+  s->orders.reserve(2500);
+  for (int i = 0; i < 2500; ++i) {
     s->orders.push_back(Order{i, {}, {}});
     s->orders.back().lines.reserve(4);
     for (int k = 0; k < 4; ++k) s->orders.back().lines.push_back(k);
   }
-  for (long i = 0; i < 30; ++i) s->points[i] = Point{int(i), int(i)};
-  for (int i = 0; i < 12; ++i) s->journal.push_back(Account{i, 0, "journal entry owner " + std::to_string(i)});
-  for (int i = 0; i < 300; ++i) s->queue.push_back(Point{i, i});
+  s->points.reserve(3000);
+  for (long i = 0; i < 3000; ++i) s->points.emplace(i, Point{int(i), int(i)});
+  for (int i = 0; i < 1200; ++i) s->journal.push_back(Account{i, 0, Owner(30 + i % 5)});
+  for (int i = 0; i < 30000; ++i) s->queue.push_back(Point{i, i});
   s->current = std::make_shared<Order>();
-  s->owner = std::make_unique<Account>(Account{7, 7, "the owner of the service"});
+  s->owner = std::make_unique<Account>(Account{7, 7, Owner(40)});
   struct Big {
     long a, b, c, d, e, f;
     long operator()() const { return a + f; }
   };
   s->callback = Big{1, 2, 3, 4, 5, 6};
-  s->grid = new Point;
+  s->grid = new Point{1, 2};
+  s->samples.assign(3000000, 3);
   g_service = s;
   std::printf("ready\n");
   std::fflush(stdout);

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "cxx_expand.h"
 #include "cxx_types.h"
@@ -84,25 +85,81 @@ class DwarfTyper {
       list.reserve(pending_.size());
       for (const auto& [i, r] : pending_) list.push_back(i);
       std::sort(list.begin(), list.end());
+      // What the pending objects may reach (the graph's edges), kept as the
+      // scan passes it: an object reached after the scan passed it is
+      // expanded from this copy, not in the next pass (a chain allocated
+      // backwards would otherwise take a pass per link).
+      Cacheable(list);
+      const size_t pending_n = list.size();
+      list.insert(list.end(), cacheable_.begin(), cacheable_.end());
+      std::sort(list.begin(), list.end());
+      list.erase(std::unique(list.begin(), list.end()), list.end());
+      cache_.clear();
       auto visit = [&](Index i, std::span<const uint8_t> data) {
-        auto it = pending_.find(i);
-        if (it == pending_.end()) return;
-        const Reach r = it->second;
-        pending_.erase(it);
-        state_[i] = 2;
-        Expand(r, SpanMemory(g_.ids[i], data));
+        if (auto it = pending_.find(i); it != pending_.end()) {
+          const Reach r = it->second;
+          pending_.erase(it);
+          state_[i] = 2;
+          Expand(r, SpanMemory(g_.ids[i], data));
+          DrainCached();
+        } else if (state_[i] == 0 && std::binary_search(cacheable_.begin(), cacheable_.end(), i)) {
+          cache_.emplace(i, std::vector<uint8_t>(data.begin(), data.end()));
+        }
       };
       // Few objects: read only them; many: the whole file, so that what
       // they reach further on is read in this pass too.
-      if (list.size() * 8 < g_.size()) {
+      if (list.size() * 8 < g_.size() && pending_n * 8 < g_.size()) {
         ctx_.Scan(list, visit);
       } else {
         ctx_.ScanAll(visit);
       }
+      cache_.clear();
     }
   }
 
  private:
+  static constexpr uint64_t kCacheBytes = uint64_t{64} << 20;
+  static constexpr size_t kCacheObjects = size_t{1} << 20;
+
+  // The objects not yet reached that the pending ones reach through the
+  // graph, breadth first, as many as kCacheBytes and kCacheObjects hold.
+  void Cacheable(const std::vector<Index>& from) {
+    cacheable_.clear();
+    std::vector<Index> queue(from.begin(), from.end());
+    std::vector<Index> seen;
+    uint64_t bytes = 0;
+    for (size_t k = 0; k < queue.size() && cacheable_.size() < kCacheObjects; ++k) {
+      for (Index j : g_.Out(queue[k])) {
+        if (j >= g_.size() || state_[j] != 0 || mark_.count(j)) continue;
+        if (bytes + g_.Size(j) > kCacheBytes) continue;
+        mark_.insert(j);
+        bytes += g_.Size(j);
+        cacheable_.push_back(j);
+        queue.push_back(j);
+        if (cacheable_.size() >= kCacheObjects) break;
+      }
+    }
+    mark_.clear();
+    std::sort(cacheable_.begin(), cacheable_.end());
+  }
+
+  // Expands the pending objects whose payload the cache holds.
+  void DrainCached() {
+    while (!ready_.empty()) {
+      const Index i = ready_.back();
+      ready_.pop_back();
+      auto it = pending_.find(i);
+      auto c = cache_.find(i);
+      if (it == pending_.end() || c == cache_.end()) continue;
+      const Reach r = it->second;
+      pending_.erase(it);
+      state_[i] = 2;
+      const std::vector<uint8_t> data = std::move(c->second);
+      cache_.erase(c);
+      Expand(r, SpanMemory(g_.ids[i], data));
+    }
+  }
+
   void LoadModules() {
     std::map<std::pair<std::string, std::string>, CxxProgram*> seen;
     for (const heapgraph::ModuleInfo& m : g_.modules) {
@@ -308,6 +365,7 @@ class DwarfTyper {
         if (p != nullptr) dyn.program = p, dyn.type = t, dyn.naming = Reach::kValue, dyn.count = 1;
         state_[i] = 1;
         pending_.emplace(i, dyn);
+        if (cache_.count(i)) ready_.push_back(i);
       }
       return;
     }
@@ -317,6 +375,7 @@ class DwarfTyper {
     Reach w = r;
     w.count = count;
     pending_.emplace(i, w);
+    if (cache_.count(i)) ready_.push_back(i);
   }
 
   void Expand(const Reach& what, const MemoryReader& mem) {
@@ -340,6 +399,10 @@ class DwarfTyper {
   std::unordered_map<uint32_t, std::pair<CxxProgram*, uint32_t>> dump_class_;
   std::unordered_map<Index, Reach> pending_;
   std::vector<Reach> out_;
+  std::vector<Index> cacheable_;  // sorted
+  std::unordered_set<Index> mark_;
+  std::unordered_map<Index, std::vector<uint8_t>> cache_;
+  std::vector<Index> ready_;
   uint64_t budget_ = 0;
   uint64_t conflicts_ = 0;
 };

@@ -1,0 +1,51 @@
+// Opens a dump with the typing pass (as readdump does) and prints, per
+// class, its rule, object count, bytes and the sum of its objects' element
+// counts, then the fraction of bytes the dump and DWARF rules named, for
+// tests/typing/dwarf_rule_test.sh to compare with the program's own counts.
+//   dwarf_rule_check DUMP BINARY
+#include <cstdio>
+#include <map>
+
+#include "load.h"
+#include "typing.h"
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: dwarf_rule_check DUMP BINARY\n");
+    return 2;
+  }
+  using namespace libdump;
+  heapgraph::HeapGraph g;
+  typing::Options o;
+  o.binaries = {argv[2]};
+  try {
+    heapgraph::Load(argv[1], g);
+    typing::Type(g, o);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "dwarf_rule_check: %s\n", e.what());
+    return 1;
+  }
+  struct Row {
+    const char* rule;
+    uint64_t count = 0, bytes = 0, elements = 0;
+  };
+  std::map<std::string, Row> rows;
+  uint64_t total = 0, named = 0;
+  for (heapgraph::Index i = 0; i < g.size(); ++i) {
+    const heapgraph::ClassInfo& c = g.classes[g.cls[i]];
+    Row& r = rows[c.name];
+    r.rule = typing::RuleName(c.named_by);
+    ++r.count;
+    r.bytes += g.Size(i);
+    if (auto it = g.elements.find(i); it != g.elements.end()) r.elements += it->second;
+    total += g.Size(i);
+    if (c.named_by == typing::Rule::kDump || c.named_by == typing::Rule::kDwarf) named += g.Size(i);
+  }
+  for (const auto& [name, r] : rows) {
+    std::printf("class\t%s\t%llu\t%llu\t%llu\t%s\n", r.rule, (unsigned long long)r.count, (unsigned long long)r.bytes,
+                (unsigned long long)r.elements, name.c_str());
+  }
+  std::printf("named\t%.4f\t%llu\t%llu\n", total ? double(named) / double(total) : 0.0, (unsigned long long)named,
+              (unsigned long long)total);
+  return 0;
+}
