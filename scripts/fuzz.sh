@@ -37,6 +37,7 @@ declare -A path=(
   [agreement_fuzz]=$build/fuzz/agreement_fuzz
   [heapgraph_fuzz]=$build/fuzz/heapgraph_fuzz
   [go_typing_fuzz]=$build/fuzz/go_typing_fuzz
+  [cxx_dwarf_fuzz]=$build/fuzz/cxx_dwarf_fuzz
   [env_var_fuzz]=$build/fuzz/env_var_fuzz
 )
 declare -A seeds=(
@@ -50,10 +51,11 @@ declare -A seeds=(
   [agreement_fuzz]="$dumps fuzz/seeds/go/*"
   [heapgraph_fuzz]="$dumps fuzz/seeds/go/* fuzz/seeds/hprof/*"
   [go_typing_fuzz]="fuzz/seeds/gotyping/* fuzz/seeds/go/*"
+  [cxx_dwarf_fuzz]="fuzz/seeds/cxxdwarf/*"
   [env_var_fuzz]="fuzz/seeds/env/*"
 )
 all=(format_reader_fuzz go_dump_fuzz hprof_reader_fuzz readdump_validate_fuzz readdump_histogram_fuzz
-     readdump_json_fuzz dumptohprof_fuzz agreement_fuzz go_typing_fuzz heapgraph_fuzz env_var_fuzz)
+     readdump_json_fuzz dumptohprof_fuzz agreement_fuzz go_typing_fuzz cxx_dwarf_fuzz heapgraph_fuzz env_var_fuzz)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 for t in "${targets[@]}"; do

@@ -450,6 +450,11 @@ const CxxType& CxxProgram::type(uint32_t id) {
         } while (++k < 64 && dwarf_siblingof(&sub, &sub) == 0);
       }
       t.count = any ? total : 0;
+      if (impl_->name_depth < kMaxNameDepth) {
+        ++impl_->name_depth;
+        t.name = (t.elem == kNoCxxType ? std::string("?") : type(t.elem).name) + "[" + std::to_string(t.count) + "]";
+        --impl_->name_depth;
+      }
       break;
     }
     case DW_TAG_enumeration_type: {
