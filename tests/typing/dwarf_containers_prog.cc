@@ -72,6 +72,9 @@ int main() {
   s->grid = new Point{1, 2};
   s->samples.assign(3000000, 3);
   g_service = s;
+  // Held by main's frame alone: typed through its location (DW_OP_fbreg).
+  std::list<Point> local_points;
+  for (int i = 0; i < 50; ++i) local_points.push_back(Point{i, -i});
   std::printf("ready\n");
   std::fflush(stdout);
   for (;;) pause();

@@ -52,6 +52,7 @@ expect dwarf 2501 $(( 2500 * 4 + 3000000 )) "long int[]"
 expect dwarf 3000 0 "std::__detail::_Hash_node<std::pair<long int const, Point>, false>"
 expect dwarf 1 - "std::__detail::_Hash_node_base*[]"
 expect dwarf 1200 0 "std::_List_node<Account>"
+expect dwarf 50 0 "std::_List_node<Point>"  # main's local, through its frame
 expect dwarf 1 - "Point*[]"
 expect dwarf 469 $(( 469 * 64 )) "Point[]"
 expect dwarf 5201 "$owners" "std::string buffer"

@@ -149,7 +149,11 @@ bool IsFlag(Dwarf_Die* die, unsigned at) {
 std::unique_ptr<CxxProgram> CxxProgram::Open(const std::string& debug_path, const std::string& symbols_path) {
   std::unique_ptr<CxxProgram> p(new CxxProgram());
   Impl& im = *p->impl_;
-  im.debug = godwarf::ElfDwarf::Open(debug_path, true);
+  try {
+    im.debug = godwarf::ElfDwarf::Open(debug_path, true);
+  } catch (const godwarf::LoadError& e) {
+    throw DwarfError(e.what());
+  }
   if (!symbols_path.empty() && symbols_path != debug_path) {
     try {
       im.symbols = godwarf::ElfDwarf::Open(symbols_path, false);
