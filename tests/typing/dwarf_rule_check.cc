@@ -3,13 +3,37 @@
 // counts, then the fraction of bytes the dump and DWARF rules named, for
 // tests/typing/dwarf_rule_test.sh to compare with the program's own counts.
 //   dwarf_rule_check DUMP BINARY
+// With --open, times the DWARF reader opening one ELF file (seconds, peak
+// resident memory, what it found): bench/typing/dwarf_big_binary.sh.
+//   dwarf_rule_check --open ELF
+#include <sys/resource.h>
+
+#include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <map>
+
+#include "cxx_types.h"
 
 #include "load.h"
 #include "typing.h"
 
 int main(int argc, char** argv) {
+  if (argc == 3 && std::strcmp(argv[1], "--open") == 0) {
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      auto p = libdump::typing::CxxProgram::Open(argv[2]);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      rusage u{};
+      getrusage(RUSAGE_SELF, &u);
+      std::printf("open: %.2f s, peak %.0f MB resident, %zu globals, %zu functions\n", s, u.ru_maxrss / 1024.0,
+                  p->globals().size(), p->function_count());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "dwarf_rule_check: %s\n", e.what());
+      return 1;
+    }
+    return 0;
+  }
   if (argc != 3) {
     std::fprintf(stderr, "usage: dwarf_rule_check DUMP BINARY\n");
     return 2;
