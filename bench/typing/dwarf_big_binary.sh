@@ -4,7 +4,7 @@
 # std::deque and std::function), then times the typing pass's DWARF reader
 # opening it (dwarf_rule_check --open: seconds and peak resident memory).
 #   bench/typing/dwarf_big_binary.sh BUILD_DIR [UNITS] [TYPES]
-# docs/TYPING_DWARF.md gives the figure.
+# docs/TYPING.md ("DWARF (rule 2)", Figures) gives the figure.
 set -euo pipefail
 build=$1 units=${2:-24} types=${3:-100}
 work=${LIBDUMP_BENCH_DIR:-$(mktemp -d)}

@@ -2,12 +2,14 @@
 // the typing pass's tests (tests/typing/typing_containers.sh): it builds its
 // data, asks for a heap dump with SIGUSR2 (LD_PRELOAD=libdump.so,
 // LIBDUMP_HEAPDUMP_SIGNAL=USR2) and waits until the dump ARGV[1] exists.
+// ARGV[2], when given, multiplies every count (bench/typing/).
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <list>
 #include <map>
@@ -51,22 +53,29 @@ static std::string Long(const char* what, int i) {
 }
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: containers_program DUMP\n");
+  if (argc != 2 && argc != 3) {
+    fprintf(stderr, "usage: containers_program DUMP [SCALE]\n");
     return 2;
   }
-  for (int i = 0; i < kAccounts; ++i) g_accounts[i] = Account{static_cast<uint64_t>(i), i * 1.5, "acct"};
-  g_names.reserve(kNames);
-  for (int i = 0; i < kNames; ++i) g_names.emplace(i, Long("name", i));
-  for (int i = 0; i < kQueue; ++i) g_queue.push_back(i);
-  for (int i = 0; i < kTags; ++i) g_tags.insert(Long("tag", i));
-  g_lines.reserve(kLines);
-  for (int i = 0; i < kLines; ++i) g_lines.push_back(Long("line", i));
+  const int scale = argc == 3 ? atoi(argv[2]) : 1;
+  if (scale < 1 || scale > 10000) {
+    fprintf(stderr, "containers_program: SCALE must be 1 to 10000\n");
+    return 2;
+  }
+  const int accounts = kAccounts * scale, ledger = kLedger * scale, names = kNames * scale, journal = kJournal * scale,
+            queue = kQueue * scale, tags = kTags * scale, lines = kLines * scale;
+  for (int i = 0; i < accounts; ++i) g_accounts[i] = Account{static_cast<uint64_t>(i), i * 1.5, "acct"};
+  g_names.reserve(names);
+  for (int i = 0; i < names; ++i) g_names.emplace(i, Long("name", i));
+  for (int i = 0; i < queue; ++i) g_queue.push_back(i);
+  for (int i = 0; i < tags; ++i) g_tags.insert(Long("tag", i));
+  g_lines.reserve(lines);
+  for (int i = 0; i < lines; ++i) g_lines.push_back(Long("line", i));
   g_ledger = new Ledger;
-  g_ledger->entries.reserve(kLedger);
-  for (int i = 0; i < kLedger; ++i) g_ledger->entries.push_back(Account{static_cast<uint64_t>(i), 0, "ledger"});
+  g_ledger->entries.reserve(ledger);
+  for (int i = 0; i < ledger; ++i) g_ledger->entries.push_back(Account{static_cast<uint64_t>(i), 0, "ledger"});
   g_ledger->owner = Long("owner", 0);
-  for (int i = 0; i < kJournal; ++i) g_ledger->journal.push_back(Account{static_cast<uint64_t>(i), 1, "journal"});
+  for (int i = 0; i < journal; ++i) g_ledger->journal.push_back(Account{static_cast<uint64_t>(i), 1, "journal"});
   raise(SIGUSR2);
   struct stat st;
   for (int k = 0; k < 600 && stat(argv[1], &st) != 0; ++k) usleep(100 * 1000);

@@ -77,8 +77,10 @@ struct Root {
   uint32_t thread = kNone;  // index into HeapGraph::threads
   std::string label;      // frame, description or slot address
   uint64_t slot = 0;      // dump stack and data roots: the address of the word holding the pointer
+  uint64_t ptr = 0;       // dump roots: the pointer itself (it may point inside `object`)
   uint64_t frame_sp = 0;  // dump stack roots: the sp of the frame holding it
-  uint64_t value = 0;     // dump stack and data roots: the pointer word itself (it may point inside `object`)
+  std::string variable;   // the global holding a data root, when the typing pass found its symbol
+  std::string module;     // the module (file name) whose data holds a data root
 };
 
 // A module (executable or shared library) mapped in the dumped process.

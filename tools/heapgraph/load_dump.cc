@@ -173,7 +173,7 @@ class DumpLoader {
       Root root;
       root.object = o;
       root.kind = p.kind;
-      root.value = p.ptr;
+      root.ptr = p.ptr;
       if (p.kind == 0) {
         root.slot = p.slot;
         root.frame_sp = p.extra;

@@ -155,6 +155,8 @@ void WriteHistogramJson(JsonWriter& j, const HeapGraph& g, const std::vector<uin
     j.BeginObject();
     j.Key("class");
     j.String(k.name);
+    j.Key("rule");  // which typing rule named it (docs/TYPING.md)
+    j.String(NamedByName(k.named_by));
     j.Key("count");
     j.Uint(k.count);
     j.Key("bytes");

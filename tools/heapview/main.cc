@@ -66,7 +66,12 @@ int main(int argc, char** argv) {
       "baseline", po::value<std::string>(&baseline)->value_name("OLD"),
       "an older dump of the same program: new objects are marked and /diff shows the histogram delta")(
       "threads", po::value<unsigned>(&threads)->value_name("N"), "server threads (default: cores, at least 2)")(
-      "quiet,q", po::bool_switch(&quiet), "no progress line");
+      "quiet,q", po::bool_switch(&quiet), "no progress line")(
+      "binary", po::value<std::vector<std::string>>(&typing.binaries)->value_name("FILE")->composing(),
+      "an ELF file of the dumped process with symbols or DWARF, for typing (repeatable; docs/TYPING.md)")(
+      "debug-dir", po::value<std::vector<std::string>>(&typing.debug_dirs)->value_name("DIR")->composing(),
+      "a directory of separate debug files (.build-id/xx/yyyy.debug), for typing (repeatable)")(
+      "no-typing", "keep the dump's own classes: no typing pass");
   po::options_description hidden;
   hidden.add_options()("file", po::value<std::string>(&file));
   po::options_description all;
@@ -87,6 +92,7 @@ int main(int argc, char** argv) {
     std::cerr << "heapview: " << e.what() << "\nTry 'heapview --help'.\n";
     return 2;
   }
+  if (vm.count("no-typing")) typing.enabled = false;
   if (vm.count("help")) {
     std::cout << kUsage << visible;
     return 0;

@@ -13,6 +13,8 @@
 #include "object_detail.h"
 #include "paths.h"
 #include "report.h"
+#include "typing.h"
+#include "typing_report.h"
 
 namespace libdump::heapview {
 namespace {
@@ -53,7 +55,7 @@ class Html {
         " - heapview</title><style>" + kStyle +
         "</style></head><body><nav><a href=\"/\">Summary</a><a href=\"/histogram\">Histogram</a>"
         "<a href=\"/classes\">Classes</a><a href=\"/roots\">Roots</a><a href=\"/dominators\">Dominators</a>"
-        "<a href=\"/suspects\">Leak suspects</a><a href=\"/threads\">Threads</a>"
+        "<a href=\"/suspects\">Leak suspects</a><a href=\"/leaks\">Leaks</a><a href=\"/threads\">Threads</a>"
         "<a href=\"/finalizers\">Finalizers</a><a href=\"/query\">Query</a>";
     if (has_baseline) out += "<a href=\"/diff\">Diff with baseline</a>";
     out += "</nav>\n<h1>" + Escape(title_) + "</h1>\n" + body_ + "\n</body></html>\n";
@@ -120,6 +122,7 @@ class Pages {
     if (p == "/roots") return Ok(Roots());
     if (p == "/dominators") return Dominators(t);
     if (p == "/suspects") return Ok(Suspects());
+    if (p == "/leaks") return Ok(Leaks());
     if (p == "/finalizers") return Ok(Finalizers());
     if (p == "/threads") return Ok(Threads());
     if (p == "/query") return Ok(Query(t));
@@ -233,6 +236,20 @@ class Pages {
       << Num(g_.classes.size()) << "</tr><tr><th>roots</th>" << Num(g_.roots.size()) << "</tr><tr><th>threads</th>"
       << Num(g_.threads.size()) << "</tr>";
     if (base_) h << "<tr><th>baseline</th><td>" << Escape(base_->path) << "</td></tr>";
+    {
+      // The typed fraction (docs/TYPING.md): rules 1-4 name; a size does not.
+      const typing::Stats st = typing::Measure(g_);
+      const uint64_t no = st.total_objects - st.objects[0] - st.objects[5];
+      const uint64_t nb = st.total_bytes - st.bytes[0] - st.bytes[5];
+      h << "<tr><th>typed objects</th><td class=\"n\">" << Thousands(no) << " (" << Pct(no, st.total_objects)
+        << ")</td></tr><tr><th>typed bytes</th><td class=\"n\">" << Thousands(nb) << " (" << Pct(nb, st.total_bytes)
+        << ")</td></tr>";
+      for (unsigned r = 1; r <= 5; ++r) {
+        if (st.objects[r] == 0) continue;
+        h << "<tr><th>named by " << typing::RuleName(static_cast<typing::Rule>(r)) << "</th><td class=\"n\">"
+          << Thousands(st.objects[r]) << " objects, " << Thousands(st.bytes[r]) << " bytes</td></tr>";
+      }
+    }
     h << "</table><ul><li><a href=\"/histogram\">Heap histogram</a></li>"
          "<li><a href=\"/classes\">All classes (including platform)</a>, "
          "<a href=\"/classes?platform=0\">without platform classes</a></li>"
@@ -305,7 +322,9 @@ class Pages {
     h << "<table><tr><th>instances</th><td class=\"n\"><a href=\"/instances?name=" << UrlEncode(k.name) << "\">"
       << Thousands(k.count) << "</a></td></tr><tr><th>bytes</th>" << Num(k.bytes) << "</tr><tr><th>retained</th>"
       << Num(k.retained) << "</tr><tr><th>instance size</th>" << Num(k.instance_size)
-      << "</tr><tr><th>id</th><td>" << heapgraph::HexId(k.id) << "</td></tr><tr><th>superclass</th><td>"
+      << "</tr><tr><th>named by</th><td>" << typing::RuleName(k.named_by) << ": " << Escape(typing::RuleLegend(k.named_by))
+      << " (<a href=\"/leaks#legend\">legend</a>)</td></tr><tr><th>id</th><td>" << heapgraph::HexId(k.id)
+      << "</td></tr><tr><th>superclass</th><td>"
       << (k.super == kNone ? std::string("none") : ClassLink(g_.classes[k.super].name)) << "</td></tr>";
     if (k.object != kNone) h << "<tr><th>class object</th><td>" << ObjLink(k.object) << "</td></tr>";
     h << "</table><h2>Subclasses</h2><ul>";
@@ -533,6 +552,34 @@ class Pages {
       for (Index p : heapgraph::PathFromRoot(g_, o)) h << "<li>" << ObjLink(p) << "</li>";
       h << "</ol>";
     }
+    return h.Finish(base_ != nullptr);
+  }
+
+  std::string Leaks() {
+    Html h("Leaks");
+    const typing::Leaks l = typing::FindLeaks(g_, 20);
+    h << "<p>Objects no root reaches. In a C++ heap nothing frees them any more: they are leaks, "
+         "as LeakSanitizer reports them at exit.</p><table><tr><th>unreachable objects</th>"
+      << Num(l.objects) << "</tr><tr><th>unreachable bytes</th>" << Num(l.bytes) << "</tr><tr><th>clusters</th>"
+      << Num(l.cluster_count) << "</tr></table><h2>By class</h2><table><tr><th>class</th><th>count</th><th>bytes</th></tr>";
+    for (size_t k = 0; k < l.classes.size() && k < 200; ++k) {
+      h << "<tr><td>" << ClassLink(g_.classes[l.classes[k].cls].name) << "</td>" << Num(l.classes[k].count)
+        << Num(l.classes[k].bytes) << "</tr>";
+    }
+    h << "</table><h2>Largest clusters</h2><table><tr><th>entry</th><th>objects</th><th>bytes</th><th>holds</th></tr>";
+    for (const typing::LeakCluster& c : l.clusters) {
+      h << "<tr><td>" << ObjLink(c.entry) << "</td>" << Num(c.count) << Num(c.bytes) << "<td>";
+      for (size_t k = 0; k < c.holds.size(); ++k) {
+        h << (k ? ", " : "") << c.holds[k].count << " " << ClassLink(g_.classes[c.holds[k].cls].name);
+      }
+      h << "</td></tr>";
+    }
+    h << "</table><h2 id=\"legend\">Which rule named a class</h2><table>";
+    for (unsigned r = 1; r <= 5; ++r) {
+      const auto rule = static_cast<typing::Rule>(r);
+      h << "<tr><th>" << typing::RuleName(rule) << "</th><td>" << Escape(typing::RuleLegend(rule)) << "</td></tr>";
+    }
+    h << "</table>";
     return h.Finish(base_ != nullptr);
   }
 

@@ -15,6 +15,8 @@
 #include "analysis_verbs.h"
 #include "summary.h"
 #include "threads.h"
+#include "typing.h"
+#include "typing_report.h"
 #include "validate.h"
 
 namespace libdump::readdump {
@@ -136,11 +138,54 @@ class Run {
     }
   }
 
+  // The typed fraction for the summary (docs/TYPING.md): the dump read again
+  // as a graph and typed. Only a libdump dump in a file that can be read
+  // again; a dump the graph refuses (two objects at one address) says why.
+  struct Typed {
+    bool done = false;
+    typing::Stats stats;
+    std::string error;
+  };
+  Typed TypeForSummary() {
+    Typed t;
+    if (!o_.typing.enabled || summary_.dialect != format::Dialect::kLibdump) return t;
+    std::string path;
+    if (o_.validate) {
+      path = input_->path();
+    } else if (o_.file != "-" && IsRegularFile(o_.file)) {
+      path = o_.file;
+    } else {
+      return t;
+    }
+    t.done = true;
+    try {
+      heapgraph::HeapGraph g;
+      heapgraph::Load(path, g);
+      t.stats = typing::Type(g, o_.typing);
+    } catch (const format::FormatError& e) {
+      t.error = e.what();
+    } catch (const std::exception& e) {
+      t.error = e.what();
+    }
+    return t;
+  }
+
   void Finish() {
     if (o_.json) {
       if (o_.summary) {
         json_.Key("summary");
         WriteSummaryJson(json_, summary_);
+        if (const Typed t = TypeForSummary(); t.done) {
+          json_.Key("typing");
+          if (t.error.empty()) {
+            typing::WriteTypedFractionJson(json_, t.stats);
+          } else {
+            json_.BeginObject();
+            json_.Key("error");
+            json_.String(t.error);
+            json_.EndObject();
+          }
+        }
       }
       if (o_.histogram) {
         json_.Key("histogram");
@@ -157,6 +202,13 @@ class Run {
     if (o_.summary) {
       Section();
       PrintSummary(std::cout, name_, summary_);
+      if (const Typed t = TypeForSummary(); t.done) {
+        if (t.error.empty()) {
+          typing::PrintTypedFraction(std::cout, t.stats);
+        } else {
+          std::cout << "typed: not computed: " << t.error << '\n';
+        }
+      }
     }
     if (o_.histogram) {
       Section();

@@ -1,6 +1,6 @@
 // What a typed C++ value points to: given a type from a module's DWARF
 // (cxx_types.h) and the value's bytes, the pointers to follow, each with the
-// type and the number of elements at its target (docs/TYPING.md, "DWARF").
+// type and the number of elements at its target (docs/TYPING.md, "DWARF (rule 2)").
 //
 // Plain pointers and references give their pointee; libstdc++'s containers
 // (GCC 12, x86-64 layouts, recognised by their DWARF names and read through

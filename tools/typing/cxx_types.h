@@ -1,6 +1,6 @@
 // The C++ types, global variables, vtables and function locals of one ELF
 // module, from its DWARF (elfutils libdw) and its symbol table, for the
-// typing pass's DWARF rule (docs/TYPING.md, "DWARF").
+// typing pass's DWARF rule (docs/TYPING.md, "DWARF (rule 2)").
 //
 // Opening a module walks each compilation unit once for the names of the
 // type definitions, the global variables at fixed addresses, the functions'

@@ -218,7 +218,7 @@ class DwarfTyper {
       if (gl == nullptr || gl->type == kNoCxxType) continue;
       auto [it, fresh] = group_of.try_emplace({m->program, gl->addr}, groups.size());
       if (fresh) groups.push_back({m, gl, {}});
-      groups[it->second].mem.Add(r.slot, r.value);
+      groups[it->second].mem.Add(r.slot, r.ptr);
     }
     for (const Group& gr : groups) {
       Reach whole;
@@ -260,7 +260,7 @@ class DwarfTyper {
           gr.whole.type = l.type;
           groups.push_back(std::move(gr));
         }
-        groups[gi->second].mem.Add(r.slot, r.value);
+        groups[gi->second].mem.Add(r.slot, r.ptr);
         break;
       }
     }

@@ -26,6 +26,8 @@ namespace {
 constexpr uint32_t kNoOffset = UINT32_MAX;
 constexpr uint32_t kRootBit = 0x80000000u;  // holder[i] = kRootBit | root index
 constexpr size_t kMaxChain = 3;
+constexpr uint32_t kElement = UINT32_MAX - 1;  // held by an element of an array-like holder
+constexpr size_t kManyChildren = 8;
 
 std::string Hex(uint64_t v) {
   char b[24];
@@ -38,6 +40,8 @@ std::string Hex(uint64_t v) {
 std::string RootHolder(const HeapGraph& g, const heapgraph::Root& r) {
   const std::string kind = r.kind < g.root_kinds.size() ? g.root_kinds[r.kind] : "root";
   const std::string& l = r.label;
+  if (r.kind == 1 && !r.variable.empty()) return "global `" + r.variable + "` (" + r.module + ")";
+  if (r.kind == 1 && !r.module.empty()) return "global (" + r.module + ")";
   if (l.empty() || l.starts_with("slot 0x") || l.starts_with("frame sp ")) return kind;
   if (r.kind == 0) {
     // "FUNC sp+0x10": the frame's function.
@@ -73,7 +77,17 @@ class Holders {
     for (Index i = 0; i < n; ++i) {
       if (!Unnamed(i)) queue.push_back(i);
     }
-    for (uint32_t r = 0; r < g_.roots.size() && r < kRootBit; ++r) {
+    // Roots by how lasting a holder they are: named globals, other globals,
+    // other roots, then stack slots (a pointer a register spilled at the
+    // moment of the dump must not name what a global holds).
+    std::vector<uint32_t> order;
+    for (uint32_t r = 0; r < g_.roots.size() && r < kRootBit; ++r) order.push_back(r);
+    auto rank = [&](uint32_t r) {
+      const heapgraph::Root& x = g_.roots[r];
+      return x.kind == 1 ? (x.variable.empty() ? 1 : 0) : x.kind == 0 ? 4 : x.kind == 2 ? 2 : 3;
+    };
+    std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return rank(a) < rank(b); });
+    for (uint32_t r : order) {
       const Index o = g_.roots[r].object;
       if (o < n && Unnamed(o) && holder_[o] == kNone) {
         holder_[o] = kRootBit | r;
@@ -111,6 +125,11 @@ class Holders {
       std::sort(kids.begin(), kids.end(), [&](Index a, Index b) { return g_.ids[a] < g_.ids[b]; });
       kids.erase(std::unique(kids.begin(), kids.end()), kids.end());
       size_t left = kids.size();
+      // Many children at as many offsets: an array's elements, one class.
+      if (kids.size() > kManyChildren || g_.elements.count(p)) {
+        for (Index c : kids) offset_[c] = kElement;
+        return;
+      }
       for (size_t off = 0; off + w <= data.size() && left > 0; off += w) {
         const uint64_t v = ctx_.Word(data, off);
         if (v == 0) continue;
@@ -118,7 +137,7 @@ class Holders {
         if (it == kids.begin()) continue;
         const Index c = *--it;
         if (v - g_.ids[c] >= std::max<uint64_t>(g_.Size(c), 1) || offset_[c] != kNoOffset) continue;
-        offset_[c] = static_cast<uint32_t>(std::min<size_t>(off, kNoOffset - 1));
+        offset_[c] = static_cast<uint32_t>(std::min<size_t>(off, kElement - 1));
         --left;
       }
     });
@@ -130,7 +149,7 @@ class Holders {
     bool open = false;             // "+…": deeper objects all join it
   };
 
-  static std::string Off(uint32_t o) { return o == kNoOffset ? "+?" : "+" + Hex(o); }
+  static std::string Off(uint32_t o) { return o == kNoOffset ? "+?" : o == kElement ? "[]" : "+" + Hex(o); }
 
   uint32_t Make(Held h) {
     std::string name = "(held by " + h.base;

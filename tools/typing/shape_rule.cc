@@ -1,8 +1,480 @@
-// Rule 3: libstdc++ layouts (docs/TYPING.md). Names nothing yet.
+// Rule 3: libstdc++'s layouts on x86-64 (8-byte little-endian words), named
+// only where the links prove them (docs/TYPING.md):
+//   std::deque map/block  a map whose non-null words are one run of distinct
+//                         pointers to the starts of blocks of one size (512 B
+//                         for elements up to 512 B)
+//   std::map node     _Rb_tree_node_base {color, parent, left, right}:
+//                         color 0 or 1, each child's parent is the node, the
+//                         parent (when a node) has it as a child, and at
+//                         least one such link exists
+//   std::unordered bucket array, node
+//                         an array of words that are 0, pointers to node
+//                         starts, and exactly one pointer elsewhere (to the
+//                         container's _M_before_begin); nodes are what the
+//                         buckets and the nodes' next words (word 0) reach
+//   std::list node        {next, prev}: next's prev and prev's next are the
+//                         node, at least one of them a heap node
+//   std::string buffer    a {pointer, length, capacity} triple in a heap
+//                         object: pointer at an object's start, capacity >=
+//                         16, length <= capacity, capacity + 1 <= its size,
+//                         NUL at length
+//   std::vector body      a {begin, end, capacity} triple in a heap object:
+//                         begin at an object's start, begin <= end <= cap <=
+//                         begin + its size, cap > begin
+// Strings and vectors name their holder when it is named ("std::vector body
+// (held by Ledger +0x0)"); nodes and bucket arrays the global whose root
+// reaches them ("std::map node (global `g_accounts`)").
+//
+// Memory: four 4-byte words per object (the first words as object indices)
+// and one byte of shape, freed before the rule returns.
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <map>
+
 #include "typing.h"
 
 namespace libdump::typing {
+namespace {
 
-void ApplyShapeRule(Context&) {}
+using heapgraph::FindContaining;
+
+constexpr uint32_t kOther = UINT32_MAX;      // a word that is no object's start
+constexpr uint32_t kZero = UINT32_MAX - 1;   // 0
+constexpr uint32_t kColor = UINT32_MAX - 2;  // low half 0 or 1 (an rb node's color)
+
+enum Kind : uint8_t {
+  kNoShape, kString, kVector, kRbNode, kListNode, kHashNode, kBuckets, kDequeMap, kDequeBlock,
+  kPending,  // a hash node while its bucket array is being proved
+  kStringObject, kVectorObject, kMapObject,  // the container itself, allocated alone (new std::string)
+};
+
+const char* KindName(uint8_t k) {
+  switch (k) {
+    case kString: return "std::string buffer";
+    case kVector: return "std::vector body";
+    case kRbNode: return "std::map node";
+    case kListNode: return "std::list node";
+    case kHashNode: return "std::unordered_map node";
+    case kBuckets: return "std::unordered_map buckets";
+    case kDequeMap: return "std::deque map";
+    case kDequeBlock: return "std::deque block";
+    case kStringObject: return "std::string";
+    case kVectorObject: return "std::vector";
+    case kMapObject: return "std::map";
+  }
+  return "";
+}
+
+std::string Hex(uint64_t v) {
+  char b[24];
+  snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
+  return b;
+}
+
+// A class name without the holder part: "Foo (held by Bar +0x8)" -> "Foo".
+std::string Base(const std::string& name) {
+  const size_t p = name.find(" (held by ");
+  if (p != std::string::npos && p > 0) return name.substr(0, p);
+  return name;
+}
+
+class Shapes {
+ public:
+  explicit Shapes(Context& ctx) : ctx_(ctx), g_(ctx.graph()) {}
+
+  void Run() {
+    if (g_.id_size != 8 || g_.big_endian || g_.size() == 0 || g_.size() >= kColor) return;
+    n_ = static_cast<Index>(g_.size());
+    lo_ = g_.ids[g_.ById(0)];
+    const Index last = g_.ById(n_ - 1);
+    hi_ = g_.ids[last] + g_.Size(last);
+    words_.assign(n_, {kOther, kOther, kOther, kOther});
+    for (uint32_t c = 0; c < g_.classes.size(); ++c) {
+      if (g_.classes[c].id == 0 && g_.classes[c].named_by == Rule::kNothing && g_.classes[c].array_type == 0) untyped_ = c;
+    }
+    kind_.assign(n_, kNoShape);
+    ReadWords();
+    VerifyStrings();
+    Deques();
+    Trees();
+    Headers();
+    Hashes();
+    Lists();
+    Triples();
+    words_ = {};
+    NameAll();
+  }
+
+ private:
+  bool Unnamed(Index i) const { return ctx_.RuleOf(i) == Rule::kNothing && kind_[i] == kNoShape; }
+
+  void ReadWords() {
+    ctx_.ScanAll([&](Index i, std::span<const uint8_t> d) {
+      // Triples at every word of every object (the holder's side of strings
+      // and vectors); the word census of bucket arrays and deque maps.
+      const size_t nw = d.size() / 8;
+      size_t others = 0, starts = 0, blocks = 0, first = nw, last = 0;
+      uint64_t other = 0;  // the word that points to no object's start
+      // An object the loader scanned word by word has one reference per word
+      // that points into an object, in order: those answer without a search.
+      const auto out = g_.Out(i);
+      const bool scanned = g_.cls[i] == untyped_;
+      size_t e = 0;
+      for (size_t k = 0; k < nw; ++k) {
+        const uint64_t a = ctx_.Word(d, k * 8);
+        if (a == 0) {
+          if (k < 4) words_[i][k] = kZero;
+          continue;
+        }
+        Index b = kNone;
+        if (a >= lo_ && a < hi_) {
+          if (!scanned) {
+            b = g_.Find(a);
+          } else if (e < out.size() && a - g_.ids[out[e]] < std::max<uint64_t>(g_.Size(out[e]), 1)) {
+            b = a == g_.ids[out[e]] ? out[e] : kNone;
+            ++e;
+          }
+        }
+        if (k < 4) words_[i][k] = b != kNone ? b : (k == 0 && (a & 0xffffffff) <= 1) ? kColor : kOther;
+        // A tree's root names its header as parent: the container, maybe an object of its own.
+        if (k == 1 && b == kNone && a >= lo_ && a < hi_ && (words_[i][0] == kColor || words_[i][0] == kZero))
+          headers_.push_back({i, a});
+        if (b == kNone || b == i) {
+          ++others;
+          other = a;
+          continue;
+        }
+        ++starts;
+        if (g_.Size(b) == 512) ++blocks;
+        first = std::min(first, k);
+        last = k;
+        if (k + 2 >= nw) continue;
+        const uint64_t size = g_.Size(b);
+        const uint64_t x = ctx_.Word(d, k * 8 + 8), c = ctx_.Word(d, k * 8 + 16);
+        if (x >= a && x <= c && c > a && c - a <= size) {
+          vectors_.push_back({b, i, static_cast<uint32_t>(k * 8), 0});
+        } else if (x <= c && c >= 16 && c + 1 <= size && x < size && x < UINT32_MAX) {
+          strings_.push_back({b, i, static_cast<uint32_t>(k * 8), static_cast<uint32_t>(x)});
+        }
+      }
+      if (others == 1 && starts > 0 && d.size() >= 16) candidates_.push_back({i, FindContaining(g_, other)});
+      // A std::string of its own (32 bytes) holding a short string: its
+      // pointer aims at its own buffer at +16, NUL at the length.
+      if (d.size() == 32 && ctx_.Word(d, 0) == g_.ids[i] + 16) {
+        const uint64_t len = ctx_.Word(d, 8);
+        if (len <= 15 && d[16 + len] == 0) sso_.push_back(i);
+      }
+      if (others == 0 && starts > 0 && blocks == starts && last - first + 1 == starts && d.size() >= 64)
+        pending_maps_.push_back(i);
+    });
+    auto by_body = [](const Claim& p, const Claim& q) {
+      return p.body != q.body ? p.body < q.body : p.holder != q.holder ? p.holder < q.holder : p.offset < q.offset;
+    };
+    std::sort(strings_.begin(), strings_.end(), by_body);
+    std::sort(vectors_.begin(), vectors_.end(), by_body);
+  }
+
+  struct Claim {
+    Index body, holder;
+    uint32_t offset;
+    uint32_t length;  // strings
+  };
+
+  void VerifyStrings() {
+    std::vector<Index> bodies;
+    for (const Claim& c : strings_) {
+      if (bodies.empty() || bodies.back() != c.body) bodies.push_back(c.body);
+    }
+    std::vector<Claim> proved;
+    size_t at = 0;
+    ctx_.Scan(bodies, [&](Index b, std::span<const uint8_t> d) {
+      while (at < strings_.size() && strings_[at].body < b) ++at;
+      for (; at < strings_.size() && strings_[at].body == b; ++at) {
+        const Claim& c = strings_[at];
+        if (c.length < d.size() && d[c.length] == 0 && (proved.empty() || proved.back().body != b)) proved.push_back(c);
+      }
+    });
+    strings_ = std::move(proved);
+  }
+
+  void Deques() {
+    for (Index m : pending_maps_) {
+      if (!Unnamed(m)) continue;
+      std::vector<Index> blocks(g_.Out(m).begin(), g_.Out(m).end());
+      std::sort(blocks.begin(), blocks.end());
+      if (blocks.empty() || std::adjacent_find(blocks.begin(), blocks.end()) != blocks.end()) continue;  // distinct
+      bool free = true;
+      for (Index b : blocks) free &= b != m && Unnamed(b) && g_.Size(b) == 512;
+      if (!free) continue;
+      kind_[m] = kDequeMap;
+      for (Index b : blocks) kind_[b] = kDequeBlock;
+    }
+    pending_maps_ = {};
+  }
+
+  // Red (0, and a zero padding word reads as kZero) or black.
+  static bool Color(uint32_t w) { return w == kColor || w == kZero; }
+
+  bool IsRb(Index i) const {
+    const auto& w = words_[i];
+    if (g_.Size(i) < 40 || !Color(w[0])) return false;
+    int links = 0;
+    for (int k : {2, 3}) {
+      const uint32_t c = w[k];
+      if (c == kZero) continue;
+      if (c >= kColor || c == i || words_[c][1] != i || !Color(words_[c][0])) return false;
+      ++links;
+    }
+    const uint32_t p = w[1];
+    if (p < kColor) {
+      // A parent in the heap is a node holding this one as a child; else it
+      // is the header, inside the container.
+      if (!Color(words_[p][0]) || (words_[p][2] != i && words_[p][3] != i)) return false;
+      ++links;
+    } else if (p != kOther) {
+      return false;
+    }
+    return links > 0;
+  }
+
+  void Trees() {
+    for (Index i = 0; i < n_; ++i) {
+      if (Unnamed(i) && IsRb(i)) kind_[i] = kRbNode;
+    }
+  }
+
+  void Hashes() {
+    // Bucket arrays: words 0, node starts (whose next word is 0 or a
+    // start), and one word elsewhere (the census of ReadWords).
+    std::vector<Index> arrays;
+    std::unordered_map<Index, Index> other_of;
+    for (const auto& [b, other] : candidates_) {
+      if (!Unnamed(b)) continue;
+      bool ok = true;
+      for (Index s : g_.Out(b)) {
+        if (s == other) continue;
+        ok &= s != b && g_.Size(s) >= 16 && (words_[s][0] == kZero || words_[s][0] < kColor);
+      }
+      if (ok) {
+        arrays.push_back(b);
+        other_of[b] = other;
+      }
+    }
+    candidates_ = {};
+    for (Index b : arrays) {
+      // The nodes: what the buckets reach, then their next words. Nodes
+      // found are marked kPending until the whole array proves (or not).
+      std::vector<Index> nodes;
+      bool ok = true;
+      auto visit = [&](Index v) {
+        if (kind_[v] == kPending || kind_[v] == kHashNode) return;  // seen, or shared with an array proved before
+        if (!Unnamed(v) || v == b || v >= n_) {
+          ok = false;
+          return;
+        }
+        kind_[v] = kPending;
+        nodes.push_back(v);
+      };
+      for (Index t : g_.Out(b)) {
+        if (t != other_of[b] && ok) visit(t);
+      }
+      for (size_t k = 0; k < nodes.size() && ok; ++k) {
+        const uint32_t next = words_[nodes[k]][0];
+        if (next == kZero) continue;
+        if (next >= kColor) {
+          ok = false;
+          break;
+        }
+        visit(next);
+      }
+      for (Index v : nodes) kind_[v] = ok ? kHashNode : kNoShape;
+      if (ok) kind_[b] = kBuckets;
+    }
+  }
+
+  void Lists() {
+    for (Index i = 0; i < n_; ++i) {
+      if (!Unnamed(i) || g_.Size(i) < 24) continue;
+      const uint32_t next = words_[i][0], prev = words_[i][1];
+      if (next == kZero || prev == kZero || next == kColor) continue;
+      int links = 0;
+      if (next < kColor) {
+        if (words_[next][1] != i) continue;
+        ++links;
+      }
+      if (prev < kColor) {
+        if (words_[prev][0] != i) continue;
+        ++links;
+      }
+      if (links > 0) kind_[i] = kListNode;
+    }
+  }
+
+  void Headers() {
+    for (const auto& [r, a] : headers_) {
+      if (kind_[r] != kRbNode) continue;
+      const Index h = FindContaining(g_, a);
+      if (h != kNone && Unnamed(h) && g_.Size(h) == 48 && a - g_.ids[h] == 8) kind_[h] = kMapObject;
+    }
+    headers_ = {};
+  }
+
+  void Triples() {
+    for (const Claim& c : strings_) {
+      if (Unnamed(c.body)) {
+        kind_[c.body] = kString;
+        owners_.push_back(c);
+      }
+    }
+    Index prev = kNone;
+    for (const Claim& c : vectors_) {
+      if (c.body == prev) continue;  // the first holder (lowest index, offset) of a body
+      prev = c.body;
+      if (Unnamed(c.body)) {
+        kind_[c.body] = kVector;
+        owners_.push_back(c);
+      }
+    }
+    strings_ = {};
+    vectors_ = {};
+    // The string or vector object itself, allocated alone: its triple at 0.
+    for (const Claim& c : owners_) {
+      const uint64_t size = g_.Size(c.holder);
+      if (c.offset != 0 || !Unnamed(c.holder)) continue;
+      if (kind_[c.body] == kString && size == 32) kind_[c.holder] = kStringObject;
+      if (kind_[c.body] == kVector && size >= 24 && size <= 32) kind_[c.holder] = kVectorObject;
+    }
+    for (Index i : sso_) {
+      if (Unnamed(i)) kind_[i] = kStringObject;
+    }
+    sso_ = {};
+    std::sort(owners_.begin(), owners_.end(), [](const Claim& p, const Claim& q) { return p.body < q.body; });
+    // A vector that is a global: its triple is three data roots in a row.
+    std::vector<const heapgraph::Root*> data;
+    for (const heapgraph::Root& r : g_.roots) {
+      if (r.kind == 1 && r.slot != 0) data.push_back(&r);
+    }
+    std::sort(data.begin(), data.end(), [](const heapgraph::Root* a, const heapgraph::Root* b) { return a->slot < b->slot; });
+    for (size_t k = 0; k + 2 < data.size(); ++k) {
+      const heapgraph::Root &a = *data[k], &e = *data[k + 1], &c = *data[k + 2];
+      const Index b = a.object;
+      if (e.slot != a.slot + 8 || c.slot != a.slot + 16 || b >= n_ || e.object != b || c.object != b) continue;
+      const uint64_t start = g_.ids[b];
+      if (a.ptr != start || e.ptr < start || e.ptr > c.ptr || c.ptr <= start || c.ptr - start > g_.Size(b)) continue;
+      if (!Unnamed(b)) continue;
+      kind_[b] = kVector;
+      if (!a.variable.empty()) global_owner_[b] = "global `" + a.variable + "` (" + a.module + ")";
+    }
+  }
+
+  // Nodes and bucket arrays a named global reaches, through objects of the
+  // same structure: the global is their owner.
+  void StructureOwners(std::vector<uint32_t>& root_of) {
+    std::vector<Index> queue;
+    for (uint32_t r = 0; r < g_.roots.size(); ++r) {
+      const heapgraph::Root& root = g_.roots[r];
+      if (root.kind != 1 || root.variable.empty()) continue;
+      const Index o = root.object;
+      if (o >= n_ || root_of[o] != kNone) continue;
+      const uint8_t k = kind_[o];
+      if (k != kRbNode && k != kListNode && k != kHashNode && k != kBuckets && k != kDequeMap) continue;
+      root_of[o] = r;
+      queue.assign(1, o);
+      for (size_t h = 0; h < queue.size(); ++h) {
+        for (Index t : g_.Out(queue[h])) {
+          const uint8_t kt = kind_[t];
+          const bool same = kt == k || (k == kBuckets && kt == kHashNode) || (k == kHashNode && kt == kBuckets) ||
+                            (k == kDequeMap && kt == kDequeBlock);
+          if (same && root_of[t] == kNone) {
+            root_of[t] = r;
+            queue.push_back(t);
+          }
+        }
+      }
+    }
+  }
+
+  void NameAll() {
+    std::vector<uint32_t> root_of(n_, kNone);
+    StructureOwners(root_of);
+    std::map<std::string, uint32_t> classes;
+    auto cls = [&](const std::string& name) {
+      auto [it, added] = classes.try_emplace(name, 0);
+      if (added) it->second = ctx_.Class(name, Rule::kShape);
+      return it->second;
+    };
+    // The name depends on (kind, what names the holder, offset or element,
+    // owning root): memoized on those, so a string is built once per class.
+    struct KeyHash {
+      size_t operator()(const std::array<uint64_t, 3>& k) const {
+        return std::hash<uint64_t>()(k[0] * 0x9e3779b97f4a7c15ULL ^ k[1] * 0xc2b2ae3d27d4eb4fULL ^ k[2]);
+      }
+    };
+    std::unordered_map<std::array<uint64_t, 3>, uint32_t, KeyHash> memo;
+    for (Index i = 0; i < n_; ++i) {
+      const uint8_t k = kind_[i];
+      if (k == kNoShape) continue;
+      auto o = std::lower_bound(owners_.begin(), owners_.end(), i, [](const Claim& c, Index v) { return c.body < v; });
+      std::array<uint64_t, 3> key{k, 0, 0};
+      Index h = kNone;
+      uint32_t off = 0;
+      bool array = false;
+      auto go = global_owner_.end();
+      if (o != owners_.end() && o->body == i) {
+        h = o->holder;
+        off = o->offset;
+        // An element of an array-like holder: no offset (one class, not one per element).
+        array = kind_[h] == kVector || kind_[h] == kDequeBlock || g_.elements.count(h);
+        key = {k, kind_[h] != kNoShape ? uint64_t{1} << 40 | kind_[h]
+                  : ctx_.RuleOf(h) != Rule::kNothing ? uint64_t{2} << 40 | g_.cls[h] : 0,
+               array ? uint64_t{1} << 40 : off};
+      } else if (go = global_owner_.find(i); go != global_owner_.end()) {
+        key = {k, uint64_t{3} << 40 | i, 0};
+      } else if (root_of[i] != kNone) {
+        key = {k, uint64_t{4} << 40 | root_of[i], 0};
+      }
+      auto [it, added] = memo.try_emplace(key, 0);
+      if (added) {
+        std::string name = KindName(k);
+        if (h != kNone) {
+          std::string holder;
+          if (kind_[h] != kNoShape) {
+            holder = KindName(kind_[h]);
+          } else if (ctx_.RuleOf(h) != Rule::kNothing) {
+            holder = Base(g_.ClassName(h));
+          }
+          if (!holder.empty()) name += " (held by " + holder + (array ? " []" : " +" + Hex(off)) + ")";
+        } else if (go != global_owner_.end()) {
+          name += " (held by " + go->second + ")";
+        } else if (root_of[i] != kNone) {
+          const heapgraph::Root& r = g_.roots[root_of[i]];
+          name += " (held by global `" + r.variable + "` (" + r.module + "))";
+        }
+        it->second = cls(name);
+      }
+      ctx_.Name(i, it->second, Rule::kShape);
+    }
+  }
+
+  Context& ctx_;
+  HeapGraph& g_;
+  Index n_ = 0;
+  uint32_t untyped_ = kNone;  // the loader's "(untyped)" class
+  uint64_t lo_ = 0, hi_ = 0;
+  std::vector<std::array<uint32_t, 4>> words_;
+  std::vector<uint8_t> kind_;
+  std::vector<Claim> strings_, vectors_;
+  std::vector<Index> pending_maps_;
+  std::vector<std::pair<Index, Index>> candidates_;  // bucket arrays: (array, the object its one other word points into)
+  std::vector<Claim> owners_;  // strings' and vectors' holders, by body
+  std::vector<std::pair<Index, uint64_t>> headers_;  // (node, the parent word pointing inside an object)
+  std::vector<Index> sso_;  // 32-byte objects holding a short std::string
+  std::unordered_map<Index, std::string> global_owner_;
+};
+
+}  // namespace
+
+void ApplyShapeRule(Context& ctx) { Shapes(ctx).Run(); }
 
 }  // namespace libdump::typing

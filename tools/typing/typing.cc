@@ -66,7 +66,7 @@ bool Context::Name(Index i, uint32_t cls, Rule rule, uint64_t elements) {
 
 void Context::Scan(std::span<const Index> objects, const Visit& fn) {
   if (objects.empty()) return;
-  auto reader = format::Reader::Open(g_.path, {.map_file = true});
+  auto reader = format::Reader::Open(g_.path);
   if (reader->dialect() != format::Dialect::kLibdump) return;  // Go dumps: not typed here
   format::Record r;
   for (Index i : objects) {
@@ -80,7 +80,7 @@ void Context::Scan(std::span<const Index> objects, const Visit& fn) {
 }
 
 void Context::ScanAll(const Visit& fn) {
-  auto reader = format::Reader::Open(g_.path, {.map_file = true});
+  auto reader = format::Reader::Open(g_.path);
   if (reader->dialect() != format::Dialect::kLibdump) return;
   format::Record r;
   Index i = 0;
@@ -118,9 +118,9 @@ Stats Type(HeapGraph& g, const Options& o) {
   Stats s;
   if (o.enabled && g.source == heapgraph::Source::kDump && !g.go) {
     Context ctx(g, o);
+    s.named_roots = NameRoots(ctx);
     ApplyDwarfRule(ctx);
     ApplyShapeRule(ctx);
-    s.named_roots = NameRoots(ctx);
     ApplyHolderRule(ctx);
     ApplySizeRule(ctx);
   }

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The typing pass names the standard containers of containers_program.cc,
+# counted exactly, and names most of its bytes, with symbols and stripped.
+#   typing_containers.sh BINDIR PROGRAM STRIPPED_PROGRAM   (KEEP=1 keeps the dumps)
+set -euo pipefail
+bindir=$(cd "$1" && pwd)
+lib=$bindir/libdump/libdump.so
+readdump=$bindir/tools/readdump/readdump
+dir=$(mktemp -d)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*"; cat "$dir/classes" 2>/dev/null | head -40; exit 1; }
+
+dump() {  # PROGRAM NAME
+  LD_PRELOAD=$lib LIBDUMP_HEAPDUMP_SIGNAL=USR2 LIBDUMP_HEAPDUMP_PATH="$dir/$2.dump" "$1" "$dir/$2.dump" > "$dir/$2.out" \
+    || fail "$2 did not run"
+  [ "$(cat "$dir/$2.out")" = "1000 800 10000 200 400 300" ] || fail "$2 printed $(cat "$dir/$2.out")"
+}
+
+# count CLASS: the instances of one class in the typed histogram.
+count() { awk -F'\t' -v c="$1" '$5 == c { n += $1 } END { print n + 0 }' "$dir/classes"; }
+expect() {  # CLASS N
+  local n
+  n=$(count "$1")
+  [ "$n" = "$2" ] || fail "$1: $n objects, expected $2"
+}
+# The percentage of bytes named by rules 1-4 (the typed line), as an integer.
+named_percent() { sed -n 's/^typed: .* bytes (\([0-9]*\)\.[0-9] %)$/\1/p' "$dir/classes"; }
+
+dump "$2" debug
+"$readdump" --classes "$dir/debug.dump" > "$dir/classes"
+expect 'std::map node (held by global `g_accounts` (typing_containers_program))' 1000
+expect 'std::map node (held by global `g_tags[abi:cxx11]` (typing_containers_program))' 200
+expect 'std::string buffer (held by std::map node +0x20)' 200
+expect 'std::unordered_map node (held by global `g_names[abi:cxx11]` (typing_containers_program))' 800
+expect 'std::unordered_map buckets (held by global `g_names[abi:cxx11]` (typing_containers_program))' 1
+expect 'std::string buffer (held by std::unordered_map node +0x10)' 800
+expect 'std::deque block (held by global `g_queue` (typing_containers_program))' 79
+expect 'std::deque map (held by global `g_queue` (typing_containers_program))' 1
+expect 'std::vector body (held by global `g_lines[abi:cxx11]` (typing_containers_program))' 1
+expect 'std::list node' 300
+[ "$(count '(held by global `g_ledger` (typing_containers_program))')" = 1 ] || fail "the Ledger is not named by g_ledger"
+[ "$(named_percent)" -ge 75 ] || fail "$(named_percent) % of bytes named with symbols"
+echo "PASS: -g: $(sed -n 1p "$dir/classes")"
+
+dump "$3" stripped
+"$readdump" --classes "$dir/stripped.dump" > "$dir/classes"
+expect 'std::map node' 1200
+expect 'std::unordered_map node' 800
+expect 'std::unordered_map buckets' 1
+expect 'std::deque block' 79
+expect 'std::deque map' 1
+expect 'std::list node' 300
+expect 'std::string buffer (held by std::unordered_map node +0x10)' 800
+expect 'std::string buffer (held by std::map node +0x20)' 200
+[ "$(named_percent)" -ge 75 ] || fail "$(named_percent) % of bytes named stripped"
+# Deterministic: the same table twice.
+"$readdump" --classes "$dir/stripped.dump" | cmp -s - "$dir/classes" || fail "two runs differ"
+# --no-typing keeps the dump's own classes.
+"$readdump" --classes --no-typing "$dir/stripped.dump" | grep -q '	untyped	(untyped)$' || fail "--no-typing typed"
+# Leaks: a report, and the same in JSON.
+"$readdump" --leaks "$dir/stripped.dump" | grep -q '^unreachable: ' || fail "--leaks"
+"$readdump" --leaks --json "$dir/stripped.dump" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert "clusters" in d' \
+  || fail "--leaks --json"
+echo "PASS: stripped: $(sed -n 1p "$dir/classes")"
