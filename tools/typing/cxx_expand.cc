@@ -294,6 +294,12 @@ void Expander::Run(CxxProgram& p, const Plan& plan, uint64_t addr, const MemoryR
     uint64_t v = 0;
     return mem.Word(a, &v) ? v : 0;
   };
+  // A count or a size: UINT64_MAX when the memory does not hold it (a
+  // global's or a local's non-pointer words are not in the dump).
+  auto count_at = [&](uint64_t a) {
+    uint64_t v = 0;
+    return mem.Word(a, &v) ? v : UINT64_MAX;
+  };
   auto reach = [&](uint64_t at, uint32_t type, uint64_t count, Reach::Naming naming) -> Reach& {
     Reach r;
     r.addr = at;
@@ -325,21 +331,26 @@ void Expander::Run(CxxProgram& p, const Plan& plan, uint64_t addr, const MemoryR
       case Slot::kString: {
         const uint64_t ptr = word(at + s.x);
         if (ptr == 0 || ptr == at + s.y) break;  // the local buffer
-        const uint64_t cap = word(at + s.z);
-        if (cap >= kMaxCount) break;
-        reach(ptr, s.a, cap + 1, Reach::kStringBuffer).leaf = true;
+        const uint64_t cap = count_at(at + s.z);
+        if (cap != UINT64_MAX && cap >= kMaxCount) break;
+        reach(ptr, s.a, cap == UINT64_MAX ? cap : cap + 1, Reach::kStringBuffer).leaf = true;
         break;
       }
       case Slot::kVector: {
-        const uint64_t b = word(at + s.x), e = word(at + s.y);
+        const uint64_t b = word(at + s.x), e = count_at(at + s.y);
         const uint64_t es = p.type(s.a).size;
-        if (b == 0 || e < b || es == 0 || (e - b) % es != 0 || (e - b) / es >= kMaxCount) break;
+        if (b == 0 || es == 0) break;
+        if (e == UINT64_MAX) {  // the end is not in the dump: named, its elements not read
+          reach(b, s.a, UINT64_MAX, Reach::kArray).leaf = true;
+          break;
+        }
+        if (e < b || (e - b) % es != 0 || (e - b) / es >= kMaxCount) break;
         reach(b, s.a, (e - b) / es, Reach::kArray);
         break;
       }
       case Slot::kRbTree: {
         // The root; each node reaches its children (left, right).
-        if (word(at + s.y) == 0) break;  // no nodes
+        if (count_at(at + s.y) == 0) break;  // no nodes
         if (const uint64_t root = word(at + s.x)) reach(root, s.a, 1, Reach::kValue);
         break;
       }
@@ -359,18 +370,18 @@ void Expander::Run(CxxProgram& p, const Plan& plan, uint64_t addr, const MemoryR
         break;
       }
       case Slot::kHashtable: {
-        const uint64_t buckets = word(at + s.x), count = word(at + s.y);
-        if (buckets != 0 && buckets != at + s.u && count < kMaxCount && s.b != kNoCxxType) {
+        const uint64_t buckets = word(at + s.x), count = count_at(at + s.y);
+        if (buckets != 0 && buckets != at + s.u && (count < kMaxCount || count == UINT64_MAX) && s.b != kNoCxxType) {
           reach(buckets, s.b, count, Reach::kArray).leaf = true;
         }
-        if (word(at + s.w) == 0) break;  // no elements
+        if (count_at(at + s.w) == 0) break;  // no elements
         if (const uint64_t node = word(at + s.z + s.v)) reach(node, s.a, 1, Reach::kValue);
         break;
       }
       case Slot::kDeque: {
-        const uint64_t map = word(at + s.x), map_size = word(at + s.y);
+        const uint64_t map = word(at + s.x), map_size = count_at(at + s.y);
         const uint64_t es = p.type(s.a).size;
-        if (map == 0 || map_size >= kMaxCount || es == 0) break;
+        if (map == 0 || (map_size >= kMaxCount && map_size != UINT64_MAX) || es == 0) break;
         const uint64_t first = word(at + s.z + s.v), last = word(at + s.w + s.v);
         if (first < map || last < first || (last - first) / 8 >= map_size || (first - map) % 8 != 0) break;
         // The map: its live entries [first, last] point to the blocks.
@@ -378,7 +389,7 @@ void Expander::Run(CxxProgram& p, const Plan& plan, uint64_t addr, const MemoryR
         r.live_begin = first - map;
         r.live_end = last + 8 - map;
         r.deque_elem = s.a;
-        r.deque_first_cur = word(at + s.z + s.u);
+        r.deque_first_cur = word(at + s.z + s.u);  // 0 when not in the dump: the whole block
         r.deque_last_cur = word(at + s.w + s.u);
         break;
       }
@@ -436,8 +447,8 @@ void Expander::Expand(const Reach& what, const MemoryReader& mem, uint64_t& budg
       r.type = what.deque_elem;
       r.count = block_n;
       r.naming = Reach::kArray;
-      if (off == what.live_begin) r.live_begin = what.deque_first_cur - block;
-      if (off + 8 >= what.live_end) r.live_end = what.deque_last_cur - block;
+      if (off == what.live_begin && what.deque_first_cur >= block) r.live_begin = what.deque_first_cur - block;
+      if (off + 8 >= what.live_end && what.deque_last_cur >= block) r.live_end = what.deque_last_cur - block;
       out.push_back(r);
     }
     return;
