@@ -3,8 +3,11 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <libelf.h>
 #include <unistd.h>
+
+#include <cstring>
 
 namespace libdump::typing {
 namespace {
@@ -39,16 +42,21 @@ std::string Hex(const void* p, ssize_t n) {
   return s;
 }
 
+// Whether the file has a .debug_info section with contents: its section
+// headers only (opening the DWARF would decompress it).
 bool HasDwarf(const std::string& path) {
   Opened f(path);
   if (f.elf == nullptr) return false;
-  Dwarf* dw = dwarf_begin_elf(f.elf, DWARF_C_READ, nullptr);
-  if (dw == nullptr) return false;
-  Dwarf_Off next = 0;
-  size_t header = 0;
-  const bool any = dwarf_nextcu(dw, 0, &next, &header, nullptr, nullptr, nullptr) == 0;
-  dwarf_end(dw);
-  return any;
+  size_t shstrndx = 0;
+  if (elf_getshdrstrndx(f.elf, &shstrndx) != 0) return false;
+  Elf_Scn* scn = nullptr;
+  for (size_t n = 0; (scn = elf_nextscn(f.elf, scn)) != nullptr && n < 65536; ++n) {
+    GElf_Shdr sh;
+    if (gelf_getshdr(scn, &sh) == nullptr || sh.sh_type == SHT_NOBITS || sh.sh_size == 0) continue;
+    const char* name = elf_strptr(f.elf, shstrndx, sh.sh_name);
+    if (name != nullptr && (std::strcmp(name, ".debug_info") == 0 || std::strcmp(name, ".zdebug_info") == 0)) return true;
+  }
+  return false;
 }
 
 bool Exists(const std::string& path) { return ::access(path.c_str(), R_OK) == 0; }
@@ -61,6 +69,20 @@ std::string BuildIdOf(const std::string& path) {
   const void* id = nullptr;
   const ssize_t n = dwelf_elf_gnu_build_id(f.elf, &id);
   return n > 0 ? Hex(id, n) : "";
+}
+
+std::vector<LoadSegment> LoadSegments(const std::string& path) {
+  std::vector<LoadSegment> out;
+  Opened f(path);
+  size_t n = 0;
+  if (f.elf == nullptr || elf_getphdrnum(f.elf, &n) != 0) return out;
+  for (size_t i = 0; i < n && i < 4096; ++i) {
+    GElf_Phdr ph;
+    if (gelf_getphdr(f.elf, static_cast<int>(i), &ph) != nullptr && ph.p_type == PT_LOAD) {
+      out.push_back({ph.p_offset, ph.p_filesz, ph.p_vaddr, ph.p_memsz});
+    }
+  }
+  return out;
 }
 
 DebugFile FindDebugFile(const std::string& path, const std::string& build_id, const std::vector<std::string>& binaries,

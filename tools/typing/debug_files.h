@@ -4,6 +4,7 @@
 // for each --debug-dir DIR, then /usr/lib/debug/.build-id/xx/yyyy.debug.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,13 @@ struct DebugFile {
 // The build-id of an ELF file as lower-case hex, "" when it has none or is
 // not an ELF file.
 std::string BuildIdOf(const std::string& path);
+
+// A PT_LOAD program header.
+struct LoadSegment {
+  uint64_t offset, filesz, vaddr, memsz;
+};
+// The loadable segments of an ELF file (empty when it is not one).
+std::vector<LoadSegment> LoadSegments(const std::string& path);
 
 DebugFile FindDebugFile(const std::string& path, const std::string& build_id, const std::vector<std::string>& binaries,
                         const std::vector<std::string>& debug_dirs, const std::string& system_dir = "/usr/lib/debug");

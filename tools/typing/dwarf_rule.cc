@@ -60,9 +60,14 @@ class RootMemory : public MemoryReader {
   std::map<uint64_t, uint64_t> words_;
 };
 
+// A module of the dump; its DWARF is opened when something needs it (a
+// root in its data, a frame in its code, a vtable or a functor manager).
 struct Module {
-  CxxProgram* program;
+  DebugFile file;
   uint64_t start, end, bias;
+  std::vector<LoadSegment> segments;  // link-time addresses
+  CxxProgram* program = nullptr;
+  bool tried = false;
 };
 
 class DwarfTyper {
@@ -80,11 +85,12 @@ class DwarfTyper {
     SeedGlobals();
     SeedLocals();
     SeedVtableObjects();
-    for (int pass = 0; pass < kMaxPasses && !pending_.empty() && budget_ > 0; ++pass) {
+    for (int pass = 0; pass < kMaxPasses && !pending_list_.empty() && budget_ > 0; ++pass) {
       std::vector<Index> list;
-      list.reserve(pending_.size());
-      for (const auto& [i, r] : pending_) list.push_back(i);
+      list.swap(pending_list_);
       std::sort(list.begin(), list.end());
+      list.erase(std::unique(list.begin(), list.end()), list.end());
+      std::erase_if(list, [&](Index i) { return !(state_[i] & kPending); });
       // What the pending objects may reach (the graph's edges), kept as the
       // scan passes it: an object reached after the scan passed it is
       // expanded from this copy, not in the next pass (a chain allocated
@@ -94,16 +100,15 @@ class DwarfTyper {
       list.insert(list.end(), cacheable_.begin(), cacheable_.end());
       std::sort(list.begin(), list.end());
       list.erase(std::unique(list.begin(), list.end()), list.end());
-      cache_.clear();
       auto visit = [&](Index i, std::span<const uint8_t> data) {
-        if (auto it = pending_.find(i); it != pending_.end()) {
-          const Reach r = it->second;
-          pending_.erase(it);
-          state_[i] = 2;
-          Expand(r, SpanMemory(g_.ids[i], data));
+        if (state_[i] & kPending) {
+          state_[i] = kDone;
+          Expand(TakeWork(i), SpanMemory(g_.ids[i], data));
           DrainCached();
-        } else if (state_[i] == 0 && std::binary_search(cacheable_.begin(), cacheable_.end(), i)) {
-          cache_.emplace(i, std::vector<uint8_t>(data.begin(), data.end()));
+        } else if (state_[i] & kMarked) {
+          const size_t k = std::lower_bound(cacheable_.begin(), cacheable_.end(), i) - cacheable_.begin();
+          cached_[k] = {arena_.size(), data.size()};
+          arena_.insert(arena_.end(), data.begin(), data.end());
         }
       };
       // Few objects: read only them; many: the whole file, so that what
@@ -113,34 +118,50 @@ class DwarfTyper {
       } else {
         ctx_.ScanAll(visit);
       }
-      cache_.clear();
+      for (Index j : cacheable_) state_[j] &= ~kMarked;
+      cacheable_.clear();
+      cached_.clear();
+      arena_.clear();
+      arena_.shrink_to_fit();
     }
   }
 
  private:
   static constexpr uint64_t kCacheBytes = uint64_t{64} << 20;
   static constexpr size_t kCacheObjects = size_t{1} << 20;
+  // state_ bits
+  static constexpr uint8_t kPending = 1, kDone = 2, kMarked = 4, kSeen = 8;
 
-  // The objects not yet reached that the pending ones reach through the
-  // graph, breadth first, as many as kCacheBytes and kCacheObjects hold.
+  // The objects not yet reached that the pending ones may reach through the
+  // graph and that the scan will have passed by then (earlier in the file
+  // than where their holder is expanded), breadth first, as many as
+  // kCacheBytes and kCacheObjects hold. An object later in the file is read
+  // when the scan comes to it.
   void Cacheable(const std::vector<Index>& from) {
     cacheable_.clear();
-    std::vector<Index> queue(from.begin(), from.end());
+    std::vector<std::pair<Index, Index>> queue;  // object, the scan's position when it is expanded
+    for (Index i : from) queue.emplace_back(i, i);
     std::vector<Index> seen;
     uint64_t bytes = 0;
-    for (size_t k = 0; k < queue.size() && cacheable_.size() < kCacheObjects; ++k) {
-      for (Index j : g_.Out(queue[k])) {
-        if (j >= g_.size() || state_[j] != 0 || mark_.count(j)) continue;
-        if (bytes + g_.Size(j) > kCacheBytes) continue;
-        mark_.insert(j);
-        bytes += g_.Size(j);
-        cacheable_.push_back(j);
-        queue.push_back(j);
-        if (cacheable_.size() >= kCacheObjects) break;
+    for (size_t k = 0; k < queue.size() && cacheable_.size() < kCacheObjects && seen.size() < kCacheObjects * 4; ++k) {
+      const auto [u, at] = queue[k];
+      for (Index j : g_.Out(u)) {
+        if (j >= g_.size() || state_[j] != 0) continue;
+        state_[j] = kSeen;
+        seen.push_back(j);
+        if (j < at) {
+          if (bytes + g_.Size(j) > kCacheBytes) continue;
+          bytes += g_.Size(j);
+          cacheable_.push_back(j);
+        }
+        queue.emplace_back(j, std::max(j, at));
       }
     }
-    mark_.clear();
+    for (Index j : seen) state_[j] = 0;
+    for (Index j : cacheable_) state_[j] = kMarked;
     std::sort(cacheable_.begin(), cacheable_.end());
+    cached_.assign(cacheable_.size(), {UINT64_MAX, 0});
+    arena_.reserve(bytes);
   }
 
   // Expands the pending objects whose payload the cache holds.
@@ -148,58 +169,100 @@ class DwarfTyper {
     while (!ready_.empty()) {
       const Index i = ready_.back();
       ready_.pop_back();
-      auto it = pending_.find(i);
-      auto c = cache_.find(i);
-      if (it == pending_.end() || c == cache_.end()) continue;
-      const Reach r = it->second;
-      pending_.erase(it);
-      state_[i] = 2;
-      const std::vector<uint8_t> data = std::move(c->second);
-      cache_.erase(c);
-      Expand(r, SpanMemory(g_.ids[i], data));
+      if (!(state_[i] & kPending)) continue;
+      auto it = std::lower_bound(cacheable_.begin(), cacheable_.end(), i);
+      if (it == cacheable_.end() || *it != i) continue;
+      const auto [off, len] = cached_[it - cacheable_.begin()];
+      if (off == UINT64_MAX) continue;  // not read yet: the scan will come to it
+      state_[i] = kDone;
+      Expand(TakeWork(i), SpanMemory(g_.ids[i], std::span<const uint8_t>(arena_.data() + off, len)));
     }
+  }
+
+  // Marks object i to be expanded as `work`: its typing alone when that says
+  // everything (one value of the type that named it), else the whole work.
+  void Pend(Index i, const Reach& work) {
+    const bool simple = work.naming == Reach::kValue && work.live_begin == 0 && work.live_end == UINT64_MAX &&
+                        work.deque_elem == kNoCxxType && !work.leaf && typing_[i] != 0 &&
+                        typings_[typing_[i] - 1].program == work.program && typings_[typing_[i] - 1].type == work.type &&
+                        typings_[typing_[i] - 1].naming == Reach::kValue;
+    if (!simple) extras_[i] = work;
+    const bool marked = state_[i] & kMarked;
+    state_[i] = kPending | (marked ? kMarked : 0);
+    pending_list_.push_back(i);
+    if (marked) ready_.push_back(i);
+  }
+
+  Reach TakeWork(Index i) {
+    if (auto it = extras_.find(i); it != extras_.end()) {
+      Reach r = it->second;
+      extras_.erase(it);
+      return r;
+    }
+    Reach r = typings_[typing_[i] - 1];
+    r.addr = g_.ids[i];
+    r.count = 1;
+    r.live_begin = 0, r.live_end = UINT64_MAX;
+    r.deque_elem = kNoCxxType;
+    r.leaf = false;
+    return r;
   }
 
   void LoadModules() {
-    std::map<std::pair<std::string, std::string>, CxxProgram*> seen;
+    std::map<std::pair<std::string, std::string>, bool> seen;
     for (const heapgraph::ModuleInfo& m : g_.modules) {
-      CxxProgram* prog = nullptr;
-      auto key = std::make_pair(m.path, m.build_id);
-      if (auto it = seen.find(key); it != seen.end()) {
-        prog = it->second;
-      } else {
-        seen[key] = nullptr;
-        const DebugFile f = FindDebugFile(m.path, m.build_id, ctx_.options().binaries, ctx_.options().debug_dirs);
-        if (f.debug.empty()) continue;
-        try {
-          programs_.push_back(CxxProgram::Open(f.debug, f.symbols));
-          prog = seen[key] = programs_.back().get();
-        } catch (const std::exception&) {
-          continue;  // a corrupt or foreign file: this module stays untyped
+      if (!seen.try_emplace({m.path, m.build_id}, true).second) continue;
+      Module mod;
+      mod.file = FindDebugFile(m.path, m.build_id, ctx_.options().binaries, ctx_.options().debug_dirs);
+      if (mod.file.debug.empty()) continue;
+      mod.segments = LoadSegments(mod.file.symbols.empty() ? mod.file.debug : mod.file.symbols);
+      bool found = false;
+      for (const LoadSegment& s : mod.segments) {
+        if (m.file_offset >= s.offset && m.file_offset - s.offset < std::max<uint64_t>(s.filesz, 1)) {
+          mod.bias = m.start - (s.vaddr + (m.file_offset - s.offset));
+          found = true;
+          break;
         }
       }
-      if (prog == nullptr) continue;
-      uint64_t vaddr = 0;
-      if (!prog->VaddrOfOffset(m.file_offset, &vaddr)) continue;
-      modules_.push_back({prog, m.start, m.end, m.start - vaddr});
+      if (!found) continue;
+      mod.start = m.start, mod.end = m.end;
+      modules_.push_back(std::move(mod));
     }
   }
 
-  // The module whose loadable segments hold runtime address a.
-  const Module* ModuleOf(uint64_t a) const {
-    for (const Module& m : modules_) {
+  // The module's DWARF, opened on first use; nullptr when it cannot be read.
+  CxxProgram* Program(Module* m) {
+    if (m == nullptr) return nullptr;
+    if (!m->tried) {
+      m->tried = true;
+      try {
+        programs_.push_back(CxxProgram::Open(m->file.debug, m->file.symbols));
+        m->program = programs_.back().get();
+      } catch (const std::exception&) {
+        // A corrupt or foreign file: this module stays untyped.
+      }
+    }
+    return m->program;
+  }
+
+  // The module whose code or loadable segments hold runtime address a.
+  Module* ModuleOf(uint64_t a) {
+    for (Module& m : modules_) {
       if (a >= m.start && a < m.end) return &m;
     }
-    for (const Module& m : modules_) {
-      if (m.program->InSegments(a - m.bias)) return &m;
+    for (Module& m : modules_) {
+      for (const LoadSegment& s : m.segments) {
+        if (a - m.bias >= s.vaddr && a - m.bias - s.vaddr < s.memsz) return &m;
+      }
     }
     return nullptr;
   }
 
   std::pair<CxxProgram*, uint32_t> FunctorOf(uint64_t pc) {
-    const Module* m = ModuleOf(pc);
-    if (m == nullptr) return {nullptr, kNoCxxType};
-    return {m->program, m->program->FunctorOfManager(pc - m->bias)};
+    Module* m = ModuleOf(pc);
+    CxxProgram* p = Program(m);
+    if (p == nullptr) return {nullptr, kNoCxxType};
+    return {p, p->FunctorOfManager(pc - m->bias)};
   }
 
   void SeedGlobals() {
@@ -212,18 +275,19 @@ class DwarfTyper {
     std::vector<Group> groups;
     for (heapgraph::Root& r : g_.roots) {
       if (r.kind != 1 || r.slot == 0) continue;
-      const Module* m = ModuleOf(r.slot);
-      if (m == nullptr) continue;
-      const CxxGlobal* gl = m->program->GlobalAt(r.slot - m->bias);
+      Module* m = ModuleOf(r.slot);
+      CxxProgram* p = Program(m);
+      if (p == nullptr) continue;
+      const CxxGlobal* gl = p->GlobalAt(r.slot - m->bias);
       if (gl == nullptr || gl->type == kNoCxxType) continue;
-      auto [it, fresh] = group_of.try_emplace({m->program, gl->addr}, groups.size());
+      auto [it, fresh] = group_of.try_emplace({p, gl->addr}, groups.size());
       if (fresh) groups.push_back({m, gl, {}});
       groups[it->second].mem.Add(r.slot, r.ptr);
     }
     for (const Group& gr : groups) {
       Reach whole;
       whole.addr = gr.g->addr + gr.m->bias;
-      whole.program = gr.m->program;
+      whole.program = gr.m->program;  // opened above
       whole.type = gr.g->type;
       Expand(whole, gr.mem);
     }
@@ -242,21 +306,22 @@ class DwarfTyper {
       auto f = std::lower_bound(g_.frames.begin(), g_.frames.end(), r.frame_sp,
                                 [](const heapgraph::FrameInfo& a, uint64_t sp) { return a.sp < sp; });
       if (f == g_.frames.end() || f->sp != r.frame_sp || f->parent == 0 || f->pc == 0) continue;
-      const Module* m = ModuleOf(f->pc);
-      if (m == nullptr) continue;
+      Module* m = ModuleOf(f->pc);
+      CxxProgram* p = Program(m);
+      if (p == nullptr) continue;
       auto [li, fresh] = locals_of.try_emplace(f->sp);
       // A caller's pc is a return address: pc - 1 is in the call.
-      if (fresh) li->second = m->program->LocalsAt(f->entry - m->bias, f->pc - 1 - m->bias);
+      if (fresh) li->second = p->LocalsAt(f->entry - m->bias, f->pc - 1 - m->bias);
       const uint64_t cfa = f->parent;
       for (const CxxLocal& l : li->second) {
         const uint64_t at = cfa + static_cast<uint64_t>(l.cfa_offset);
-        const uint64_t size = m->program->type(l.type).size;
+        const uint64_t size = p->type(l.type).size;
         if (r.slot < at || r.slot - at >= std::max<uint64_t>(size, 1)) continue;
         auto [gi, added] = group_of.try_emplace({f->sp, l.cfa_offset}, groups.size());
         if (added) {
           Group gr;
           gr.whole.addr = at;
-          gr.whole.program = m->program;
+          gr.whole.program = p;
           gr.whole.type = l.type;
           groups.push_back(std::move(gr));
         }
@@ -274,13 +339,15 @@ class DwarfTyper {
     if (!fresh) return it->second;
     const heapgraph::ClassInfo& c = g_.classes[cls];
     if (c.named_by != Rule::kDump) return it->second;
-    if (const Module* m = ModuleOf(c.id); m != nullptr && c.id != 0) {
-      const uint32_t t = m->program->VtableType(c.id - m->bias);
-      if (t != kNoCxxType) return it->second = {m->program, t};
+    if (Module* m = ModuleOf(c.id); c.id != 0) {
+      if (CxxProgram* p = Program(m)) {
+        const uint32_t t = p->VtableType(c.id - m->bias);
+        if (t != kNoCxxType) return it->second = {p, t};
+      }
     }
-    for (const Module& m : modules_) {
-      const uint32_t t = m.program->FindType(c.name);
-      if (t != kNoCxxType && m.program->type(t).kind == CxxKind::kStruct) return it->second = {m.program, t};
+    for (const auto& p : programs_) {  // by name, in the modules opened so far
+      const uint32_t t = p->FindType(c.name);
+      if (t != kNoCxxType && p->type(t).kind == CxxKind::kStruct) return it->second = {p.get(), t};
     }
     return it->second;
   }
@@ -295,18 +362,26 @@ class DwarfTyper {
       r.program = p;
       r.type = t;
       typing_[i] = Intern(r);
-      state_[i] = 1;
-      pending_.emplace(i, r);
+      Pend(i, r);
     }
   }
 
   uint32_t Intern(const Reach& r) {
-    auto [it, fresh] = typing_ids_.try_emplace({r.program, uint64_t{r.type} << 8 | r.naming}, 0);
+    uint64_t prog = 0;
+    while (prog < programs_.size() && programs_[prog].get() != r.program) ++prog;
+    const uint64_t key = prog << 40 | uint64_t{r.type} << 8 | r.naming;
+    if (key == last_key_) return last_id_;
+    auto [it, fresh] = typing_ids_.try_emplace(key, 0);
     if (fresh) {
-      typings_.push_back(r);
+      Reach t;
+      t.program = r.program;
+      t.type = r.type;
+      t.naming = r.naming;
+      typings_.push_back(t);
       it->second = static_cast<uint32_t>(typings_.size());  // 0: none
     }
-    return it->second;
+    last_key_ = key;
+    return last_id_ = it->second;
   }
 
   // The class a typing names, made once, with its fields for object pages.
@@ -359,23 +434,24 @@ class DwarfTyper {
     typing_[i] = key;
     if (ctx_.RuleOf(i) == Rule::kDump) {
       // The dump knows the dynamic type (a vtable): expand as its DWARF class.
-      if (state_[i] == 0) {
+      if (!(state_[i] & (kPending | kDone))) {
         auto [p, t] = DumpClassType(g_.cls[i]);
         Reach dyn = r;
         if (p != nullptr) dyn.program = p, dyn.type = t, dyn.naming = Reach::kValue, dyn.count = 1;
-        state_[i] = 1;
-        pending_.emplace(i, dyn);
-        if (cache_.count(i)) ready_.push_back(i);
+        dyn.leaf = false;
+        Pend(i, dyn);
       }
       return;
     }
     if (!ctx_.Name(i, ClassOf(key), Rule::kDwarf, r.naming == Reach::kValue ? 0 : std::max<uint64_t>(count, 1))) return;
-    if (r.leaf || state_[i] != 0) return;
-    state_[i] = 1;
+    if (state_[i] & (kPending | kDone)) return;
+    if (r.leaf) {
+      state_[i] = kDone | (state_[i] & kMarked);
+      return;
+    }
     Reach w = r;
     w.count = count;
-    pending_.emplace(i, w);
-    if (cache_.count(i)) ready_.push_back(i);
+    Pend(i, w);
   }
 
   void Expand(const Reach& what, const MemoryReader& mem) {
@@ -391,18 +467,21 @@ class DwarfTyper {
   std::vector<std::unique_ptr<CxxProgram>> programs_;
   std::vector<Module> modules_;
   Expander expander_;
-  std::vector<uint8_t> state_;     // 0 not reached, 1 to expand, 2 expanded
+  std::vector<uint8_t> state_;     // kPending, kDone, kMarked (cached this pass)
   std::vector<uint32_t> typing_;   // the first typing to reach each object (0: none)
   std::vector<Reach> typings_;
-  std::map<std::pair<const CxxProgram*, uint64_t>, uint32_t> typing_ids_;
+  std::unordered_map<uint64_t, uint32_t> typing_ids_;
+  uint64_t last_key_ = UINT64_MAX;
+  uint32_t last_id_ = 0;
   std::unordered_map<uint32_t, uint32_t> class_of_;
   std::unordered_map<uint32_t, std::pair<CxxProgram*, uint32_t>> dump_class_;
-  std::unordered_map<Index, Reach> pending_;
+  std::vector<Index> pending_list_;              // objects to expand (state_ kPending), in the order reached
+  std::unordered_map<Index, Reach> extras_;      // their work when their typing alone does not say it
   std::vector<Reach> out_;
-  std::vector<Index> cacheable_;  // sorted
-  std::unordered_set<Index> mark_;
-  std::unordered_map<Index, std::vector<uint8_t>> cache_;
-  std::vector<Index> ready_;
+  std::vector<Index> cacheable_;  // sorted; state_ kMarked during the pass
+  std::vector<std::pair<uint64_t, uint64_t>> cached_;  // per cacheable_: its payload in arena_ (UINT64_MAX: not read)
+  std::vector<uint8_t> arena_;
+  std::vector<Index> ready_;  // pending objects whose payload may be in the cache
   uint64_t budget_ = 0;
   uint64_t conflicts_ = 0;
 };
