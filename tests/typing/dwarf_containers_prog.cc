@@ -31,6 +31,16 @@ struct Order {
   std::vector<long> lines;
 };
 
+// Polymorphic: the dump names each Poly by its vtable; only its dynamic
+// class (DWARF's Poly, not the static Shape) says it holds points.
+struct Shape {
+  virtual ~Shape() = default;
+  int sides = 0;
+};
+struct Poly : Shape {
+  std::vector<Point> points;  // 7 each
+};
+
 struct Service {
   std::map<int, Account> accounts;           // 4000 nodes
   std::vector<Order> orders;                 // one body of 2500 Orders, each with a body of 4 longs
@@ -42,6 +52,7 @@ struct Service {
   std::function<long()> callback;            // a functor of 48 bytes: on the heap
   Point* grid;                               // one Point
   std::vector<long> samples;                 // one body of 3000000 longs
+  std::vector<std::unique_ptr<Shape>> shapes;  // 10 Polys
 };
 
 Service* g_service;
@@ -71,6 +82,13 @@ int main() {
   s->callback = Big{1, 2, 3, 4, 5, 6};
   s->grid = new Point{1, 2};
   s->samples.assign(3000000, 3);
+  s->shapes.reserve(10);
+  for (int i = 0; i < 10; ++i) {
+    auto p = std::make_unique<Poly>();
+    p->points.reserve(7);
+    for (int k = 0; k < 7; ++k) p->points.push_back(Point{i, k});
+    s->shapes.push_back(std::move(p));
+  }
   g_service = s;
   // Held by main's frame alone: typed through its location (DW_OP_fbreg).
   std::list<Point> local_points;

@@ -54,7 +54,11 @@ expect dwarf 1 - "std::__detail::_Hash_node_base*[]"
 expect dwarf 1200 0 "std::_List_node<Account>"
 expect dwarf 50 0 "std::_List_node<Point>"  # main's local, through its frame
 expect dwarf 1 - "Point*[]"
-expect dwarf 469 $(( 469 * 64 )) "Point[]"
+# 469 deque blocks of 64, and the 10 Polys' bodies of 7 (reached through
+# their dynamic class: the vector holds unique_ptr<Shape>)
+expect dwarf 479 $(( 469 * 64 + 10 * 7 )) "Point[]"
+expect dump 10 0 "Poly"
+expect dwarf 1 10 "std::unique_ptr<Shape, std::default_delete<Shape> >[]"
 expect dwarf 5201 "$owners" "std::string buffer"
 expect dwarf 1 0 "Account"
 expect dwarf 1 0 "Point"
