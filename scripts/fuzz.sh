@@ -37,6 +37,7 @@ declare -A path=(
   [agreement_fuzz]=$build/fuzz/agreement_fuzz
   [heapgraph_fuzz]=$build/fuzz/heapgraph_fuzz
   [go_typing_fuzz]=$build/fuzz/go_typing_fuzz
+  [cxx_dwarf_fuzz]=$build/fuzz/cxx_dwarf_fuzz
   [typing_fuzz]=$build/fuzz/typing_fuzz
   [env_var_fuzz]=$build/fuzz/env_var_fuzz
 )
@@ -52,10 +53,11 @@ declare -A seeds=(
   [heapgraph_fuzz]="$dumps fuzz/seeds/go/* fuzz/seeds/hprof/*"
   [go_typing_fuzz]="fuzz/seeds/gotyping/* fuzz/seeds/go/*"
   [typing_fuzz]="fuzz/seeds/typing/* $dumps fuzz/seeds/go/*"
+  [cxx_dwarf_fuzz]="fuzz/seeds/cxxdwarf/*"
   [env_var_fuzz]="fuzz/seeds/env/*"
 )
 all=(format_reader_fuzz go_dump_fuzz hprof_reader_fuzz readdump_validate_fuzz readdump_histogram_fuzz
-     readdump_json_fuzz dumptohprof_fuzz agreement_fuzz go_typing_fuzz heapgraph_fuzz typing_fuzz env_var_fuzz)
+     readdump_json_fuzz dumptohprof_fuzz agreement_fuzz go_typing_fuzz cxx_dwarf_fuzz heapgraph_fuzz typing_fuzz env_var_fuzz)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 for t in "${targets[@]}"; do

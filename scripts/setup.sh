@@ -28,6 +28,9 @@ test_packages=(
   visualvm golang-go default-jdk-headless curl chromium
   # peers for the benchmarks and real programs for the preload tests
   libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev sqlite3 git python3 time
+  # the typing pass's DWARF checks: an independent DWARF reader and a real
+  # third-party library's parsed document
+  elfutils nlohmann-json3-dev
 )
 
 case $set_name in

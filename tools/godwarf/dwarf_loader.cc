@@ -1,5 +1,7 @@
 #include "dwarf_loader.h"
 
+#include "dwarf_file.h"
+
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <fcntl.h>
@@ -27,39 +29,8 @@ constexpr unsigned kAtGoRuntimeType = 0x2904;
 constexpr uint64_t kGoKindChan = 18, kGoKindFunc = 19, kGoKindInterface = 20, kGoKindMap = 21,
                    kGoKindSlice = 23, kGoKindString = 24;
 
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-struct ElfHandle {
-  Elf* elf = nullptr;
-  ~ElfHandle() {
-    if (elf) elf_end(elf);
-  }
-};
-struct DwarfHandle {
-  Dwarf* dw = nullptr;
-  ~DwarfHandle() {
-    if (dw) dwarf_end(dw);
-  }
-};
-
-bool Udata(Dwarf_Die* die, unsigned at, uint64_t* out) {
-  Dwarf_Attribute a;
-  Dwarf_Word w;
-  if (dwarf_attr(die, at, &a) == nullptr) return false;
-  if (dwarf_formudata(&a, &w) == 0) return *out = w, true;
-  Dwarf_Addr addr;
-  if (dwarf_formaddr(&a, &addr) == 0) return *out = addr, true;
-  return false;
-}
-
-std::string Name(Dwarf_Die* die) {
-  const char* n = dwarf_diename(die);
-  return n ? n : "";
-}
+bool Udata(Dwarf_Die* die, unsigned at, uint64_t* out) { return DieUdata(die, at, out); }
+std::string Name(Dwarf_Die* die) { return DieName(die); }
 
 // Types are loaded from a worklist, not by recursion: pointers make cycles
 // (main.node -> *main.node -> main.node) and nesting comes from the file.
@@ -232,81 +203,46 @@ void ReadLocal(Dwarf_Die* die, uint64_t entry, TypeLoader& loader, GoProgram& p)
 }
 
 // The locals of a function whose frame base is the CFA (Go's), in its
-// lexical blocks too: walked with a stack, nesting comes from the file.
+// lexical blocks too.
 void ReadLocals(Dwarf_Die* fn, TypeLoader& loader, GoProgram& p) {
   Dwarf_Addr entry = 0;
-  Dwarf_Attribute fb;
-  Dwarf_Block b;
-  if (dwarf_lowpc(fn, &entry) != 0 || dwarf_attr(fn, DW_AT_frame_base, &fb) == nullptr ||
-      dwarf_formblock(&fb, &b) != 0 || b.length != 1 || b.data[0] != DW_OP_call_frame_cfa) {
-    return;
-  }
-  constexpr size_t kMaxBlocks = 64;  // nesting followed
-  std::vector<Dwarf_Die> firsts;  // the first child of each scope still to walk
-  Dwarf_Die c;
-  if (dwarf_child(fn, &c) == 0) firsts.push_back(c);
-  while (!firsts.empty()) {
-    Dwarf_Die d = firsts.back();
-    firsts.pop_back();
-    do {
-      const int tag = dwarf_tag(&d);
-      if (tag == DW_TAG_variable || tag == DW_TAG_formal_parameter) {
-        ReadLocal(&d, entry, loader, p);
-      } else if (tag == DW_TAG_lexical_block && firsts.size() < kMaxBlocks && dwarf_child(&d, &c) == 0) {
-        firsts.push_back(c);
-      }
-    } while (dwarf_siblingof(&d, &d) == 0);
-  }
+  if (dwarf_lowpc(fn, &entry) != 0 || !FrameBaseIsCfa(fn)) return;
+  ForEachLocal(fn, kAnyPc, [&](Dwarf_Die* d) { ReadLocal(d, entry, loader, p); });
 }
 
 // runtime.types (the base of DW_AT_go_runtime_type) and every function's entry.
 uint64_t ReadSymbols(Elf* elf, GoProgram& p) {
   uint64_t types_base = 0;
-  Elf_Scn* scn = nullptr;
-  while ((scn = elf_nextscn(elf, scn)) != nullptr) {
-    GElf_Shdr sh;
-    if (gelf_getshdr(scn, &sh) == nullptr || sh.sh_type != SHT_SYMTAB || sh.sh_entsize == 0) continue;
-    Elf_Data* data = elf_getdata(scn, nullptr);
-    if (data == nullptr) continue;
-    const size_t n = sh.sh_size / sh.sh_entsize;
-    for (size_t i = 0; i < n; ++i) {
-      GElf_Sym s;
-      if (gelf_getsym(data, static_cast<int>(i), &s) == nullptr) break;
-      const char* name = elf_strptr(elf, sh.sh_link, s.st_name);
-      if (name == nullptr || *name == '\0') continue;
-      if (GELF_ST_TYPE(s.st_info) == STT_FUNC) p.AddFunction(name, s.st_value);
-      if (std::strcmp(name, "runtime.types") == 0) types_base = s.st_value;
-    }
-  }
+  ForEachSymbol(elf, [&](const char* name, const GElf_Sym& s) {
+    if (GELF_ST_TYPE(s.st_info) == STT_FUNC) p.AddFunction(name, s.st_value);
+    if (std::strcmp(name, "runtime.types") == 0) types_base = s.st_value;
+  });
   return types_base;
 }
 
 }  // namespace
 
 GoProgram LoadGoProgram(const std::string& path) {
-  Fd fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (fd.fd < 0) throw LoadError("cannot open: " + std::string(std::strerror(errno)));
-  elf_version(EV_CURRENT);
-  ElfHandle elf{elf_begin(fd.fd, ELF_C_READ_MMAP, nullptr)};
-  if (elf.elf == nullptr || elf_kind(elf.elf) != ELF_K_ELF) throw LoadError("not an ELF file");
-  const unsigned ptr = gelf_getclass(elf.elf) == ELFCLASS32 ? 4 : 8;
+  ElfDwarf file = ElfDwarf::Open(path, false);
+  Elf* const elf = file.elf();
+  const unsigned ptr = gelf_getclass(elf) == ELFCLASS32 ? 4 : 8;
   GElf_Ehdr eh;
-  const bool big = gelf_getehdr(elf.elf, &eh) != nullptr && eh.e_ident[EI_DATA] == ELFDATA2MSB;
-  DwarfHandle dw{dwarf_begin_elf(elf.elf, DWARF_C_READ, nullptr)};
-  if (dw.dw == nullptr) {
+  const bool big = gelf_getehdr(elf, &eh) != nullptr && eh.e_ident[EI_DATA] == ELFDATA2MSB;
+  if (file.dwarf() == nullptr) {
     throw LoadError("has no DWARF debug information (built with -ldflags=-w, or stripped?): " +
                     std::string(dwarf_errmsg(-1)));
   }
+  Dwarf* const dw = file.dwarf();
   GoProgram p(ptr);
-  const uint64_t types_base = ReadSymbols(elf.elf, p);
-  TypeLoader loader(dw.dw, p, ptr);
+  const uint64_t types_base = ReadSymbols(elf, p);
+  TypeLoader loader(dw, p, ptr);
   std::vector<std::pair<uint64_t, Dwarf_Off>> runtime_types;  // descriptor offset, DIE
   uint64_t go_types = 0;
   Dwarf_Off off = 0, next = 0;
   size_t header = 0;
-  while (dwarf_nextcu(dw.dw, off, &next, &header, nullptr, nullptr, nullptr) == 0) {
+  while (dwarf_nextcu(dw, off, &next, &header, nullptr, nullptr, nullptr) == 0) {
     Dwarf_Die cu, d;
-    if (dwarf_offdie(dw.dw, off + header, &cu) != nullptr && dwarf_child(&cu, &d) == 0) {
+    if (dwarf_offdie(dw, off + header, &cu) != nullptr && dwarf_child(&cu, &d) == 0) {
       do {
         const int tag = dwarf_tag(&d);
         if (tag == DW_TAG_variable) {

@@ -1,0 +1,471 @@
+#include "cxx_expand.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string_view>
+
+namespace libdump::typing {
+namespace {
+
+constexpr size_t kMaxSlots = 1 << 14;  // pointer slots of one type (larger: cut short)
+constexpr int kMaxDepth = 32;          // members inside members
+constexpr int kMaxMemberDepth = 8;     // FindMember's search
+constexpr uint64_t kMaxCount = uint64_t{1} << 40;
+
+// The link types of libstdc++'s nodes: a pointer of one of these types is a
+// container's internal link (or an iterator), followed by the container
+// itself with the node's real type.
+bool IsLinkBase(std::string_view n) {
+  return n == "std::_Rb_tree_node_base" || n == "std::__detail::_List_node_base" ||
+         n == "std::__detail::_Hash_node_base" || n == "std::_Fwd_list_node_base" ||
+         n == "std::__detail::_List_node_header";
+}
+
+// The offset of the first member called `name` in t, its bases and members
+// (depth first, by offset), and its type.
+bool FindMember(CxxProgram& p, uint32_t t, std::string_view name, uint64_t* off, uint32_t* type, int depth = 0) {
+  if (t == kNoCxxType || depth > kMaxMemberDepth) return false;
+  const CxxType& ty = p.type(t);
+  if (ty.kind != CxxKind::kStruct && ty.kind != CxxKind::kUnion) return false;
+  for (const CxxMember& m : ty.members) {
+    if (m.name == name) {
+      *off = m.offset;
+      *type = m.type;
+      return true;
+    }
+  }
+  for (const CxxMember& m : ty.members) {
+    uint64_t inner = 0;
+    if (FindMember(p, m.type, name, &inner, type, depth + 1)) {
+      *off = m.offset + inner;
+      return true;
+    }
+  }
+  return false;
+}
+
+uint32_t Arg(const CxxType& t, size_t i) { return i < t.template_types.size() ? t.template_types[i] : kNoCxxType; }
+
+}  // namespace
+
+std::string ReachName(const Reach& r) {
+  if (r.program == nullptr || r.type == kNoCxxType) return "";
+  const CxxType& t = r.program->type(r.type);
+  switch (r.naming) {
+    case Reach::kValue: return t.name;
+    case Reach::kArray: return t.name + "[]";
+    case Reach::kStringBuffer:
+      return t.size == 1 ? "std::string buffer" : t.name == "wchar_t" ? "std::wstring buffer" : "std::basic_string<" + t.name + "> buffer";
+  }
+  return t.name;
+}
+
+struct Expander::Slot {
+  enum Op : uint8_t { kPtr, kSelf, kString, kVector, kRbTree, kList, kFwdList, kHashtable, kDeque, kFunction, kTagged };
+  Op op;
+  uint64_t off;     // of the value in the plan's type
+  uint32_t a = kNoCxxType, b = kNoCxxType;  // types the op names
+  uint64_t x = 0, y = 0, z = 0, w = 0;      // offsets the op reads, from off
+  uint64_t u = 0, v = 0;
+};
+
+struct Expander::Plan {
+  std::vector<Slot> slots;
+  bool building = false;
+};
+
+Expander::Expander(FunctorOf functor_of) : functor_of_(std::move(functor_of)) {}
+Expander::~Expander() = default;
+
+const Expander::Plan& Expander::PlanOf(CxxProgram& program, uint32_t type) {
+  auto& by_type = plans_[&program];
+  auto it = by_type.find(type);
+  if (it != by_type.end()) return *it->second;
+  auto plan = std::make_unique<Plan>();
+  Plan& ref = *plan;
+  by_type.emplace(type, std::move(plan));
+  ref.building = true;  // a type that holds itself (a corrupt file) reads as holding nothing more
+  BuildPlan(program, type, 0, 0, ref);
+  ref.building = false;
+  return ref;
+}
+
+void Expander::BuildPlan(CxxProgram& p, uint32_t t, uint64_t base, int depth, Plan& plan) {
+  if (t == kNoCxxType || depth > kMaxDepth || plan.slots.size() >= kMaxSlots) return;
+  const CxxType& ty = p.type(t);
+  auto add = [&](Slot s) {
+    s.off = base;
+    if (plan.slots.size() < kMaxSlots) plan.slots.push_back(s);
+  };
+  // Appends the plan of a member's type, shifted.
+  auto inline_type = [&](uint32_t m, uint64_t at) {
+    if (m == kNoCxxType) return;
+    const Plan& sub = PlanOf(p, m);
+    if (sub.building) return;
+    for (const Slot& s : sub.slots) {
+      if (plan.slots.size() >= kMaxSlots) return;
+      Slot c = s;
+      c.off += at;
+      plan.slots.push_back(c);
+    }
+  };
+  switch (ty.kind) {
+    case CxxKind::kPointer: {
+      if (ty.elem == kNoCxxType) return;  // void*
+      const CxxType& target = p.type(ty.elem);
+      if (target.kind == CxxKind::kOther || !target.complete || IsLinkBase(target.name)) return;
+      if (target.kind != CxxKind::kArray && target.size == 0) return;
+      return add({Slot::kPtr, 0, ty.elem});
+    }
+    case CxxKind::kArray: {
+      if (ty.elem == kNoCxxType || ty.count == 0) return;
+      const uint64_t es = p.type(ty.elem).size;
+      if (es == 0) return;
+      const Plan& sub = PlanOf(p, ty.elem);
+      if (sub.building || sub.slots.empty()) return;
+      for (uint64_t i = 0; i < ty.count && plan.slots.size() < kMaxSlots; ++i) inline_type(ty.elem, base + i * es);
+      return;
+    }
+    case CxxKind::kStruct:
+      break;
+    default:
+      return;
+  }
+  const std::string& n = ty.name;
+  uint64_t o1 = 0, o2 = 0, o3 = 0, o4 = 0;
+  uint32_t t1 = kNoCxxType, t2 = kNoCxxType;
+  if (n.starts_with("std::__cxx11::basic_string<")) {
+    if (FindMember(p, t, "_M_p", &o1, &t1) && FindMember(p, t, "_M_local_buf", &o2, &t2) &&
+        FindMember(p, t, "_M_allocated_capacity", &o3, &t2) && Arg(ty, 0) != kNoCxxType) {
+      add({Slot::kString, 0, Arg(ty, 0), kNoCxxType, o1, o2, o3});
+    }
+    return;
+  }
+  if (n.starts_with("std::_Vector_base<")) {
+    if (FindMember(p, t, "_M_start", &o1, &t1) && FindMember(p, t, "_M_finish", &o2, &t1) && Arg(ty, 0) != kNoCxxType) {
+      add({Slot::kVector, 0, Arg(ty, 0), kNoCxxType, o1, o2});
+    }
+    return;
+  }
+  if (n.starts_with("std::_Rb_tree<")) {
+    const uint32_t v = Arg(ty, 1);
+    if (v == kNoCxxType) return;
+    const uint32_t node = p.FindType("std::_Rb_tree_node<" + p.type(v).name + ">");
+    uint64_t left = 0, right = 0, parent = 0;
+    if (node != kNoCxxType && FindMember(p, t, "_M_header", &o1, &t1) && FindMember(p, t, "_M_node_count", &o2, &t2) &&
+        FindMember(p, node, "_M_left", &left, &t2) && FindMember(p, node, "_M_right", &right, &t2) &&
+        FindMember(p, t1, "_M_parent", &parent, &t2)) {
+      add({Slot::kRbTree, 0, node, kNoCxxType, o1 + parent, o2, left, right});
+    }
+    return;
+  }
+  if (n.starts_with("std::__cxx11::_List_base<") || n.starts_with("std::_List_base<")) {
+    const uint32_t v = Arg(ty, 0);
+    if (v == kNoCxxType) return;
+    uint32_t node = p.FindType("std::_List_node<" + p.type(v).name + ">");
+    if (node == kNoCxxType) node = p.FindType("std::__cxx11::_List_node<" + p.type(v).name + ">");
+    uint64_t next = 0;
+    if (node != kNoCxxType && FindMember(p, t, "_M_node", &o1, &t1) && FindMember(p, t, "_M_size", &o2, &t2) &&
+        FindMember(p, node, "_M_next", &next, &t2)) {
+      add({Slot::kList, 0, node, kNoCxxType, o1, o2, next});
+    }
+    return;
+  }
+  if (n.starts_with("std::_Fwd_list_base<")) {
+    const uint32_t v = Arg(ty, 0);
+    if (v == kNoCxxType) return;
+    const uint32_t node = p.FindType("std::_Fwd_list_node<" + p.type(v).name + ">");
+    uint64_t next = 0;
+    if (node != kNoCxxType && FindMember(p, t, "_M_head", &o1, &t1) && FindMember(p, node, "_M_next", &next, &t2)) {
+      add({Slot::kFwdList, 0, node, kNoCxxType, o1, next});
+    }
+    return;
+  }
+  if (n.starts_with("std::_Hashtable<")) {
+    const uint32_t v = Arg(ty, 1);
+    const uint32_t traits = Arg(ty, 9);
+    if (v == kNoCxxType) return;
+    std::vector<std::string> tries;
+    if (traits != kNoCxxType && !p.type(traits).template_values.empty()) {
+      tries.push_back(p.type(traits).template_values[0] ? "true" : "false");
+    } else {
+      tries = {"true", "false"};
+    }
+    uint32_t node = kNoCxxType;
+    for (const std::string& c : tries) {
+      if (node == kNoCxxType) node = p.FindType("std::__detail::_Hash_node<" + p.type(v).name + ", " + c + ">");
+    }
+    uint64_t nxt = 0, single = 0;
+    uint32_t buckets_type = kNoCxxType;
+    if (node != kNoCxxType && FindMember(p, t, "_M_buckets", &o1, &buckets_type) &&
+        FindMember(p, t, "_M_bucket_count", &o2, &t2) && FindMember(p, t, "_M_before_begin", &o3, &t2) &&
+        FindMember(p, t, "_M_element_count", &o4, &t2) && FindMember(p, t, "_M_single_bucket", &single, &t2) &&
+        FindMember(p, node, "_M_nxt", &nxt, &t2) && buckets_type != kNoCxxType &&
+        p.type(buckets_type).kind == CxxKind::kPointer) {
+      Slot s{Slot::kHashtable, 0, node, p.type(buckets_type).elem, o1, o2, o3, o4};
+      s.u = single;
+      s.v = nxt;
+      add(s);
+    }
+    return;
+  }
+  if (n.starts_with("std::_Deque_base<")) {
+    const uint32_t v = Arg(ty, 0);
+    uint64_t cur = 0, node = 0;
+    uint32_t map_type = kNoCxxType, it_type = kNoCxxType;
+    if (v != kNoCxxType && p.type(v).size != 0 && FindMember(p, t, "_M_map", &o1, &map_type) &&
+        FindMember(p, t, "_M_map_size", &o2, &t2) && FindMember(p, t, "_M_start", &o3, &it_type) &&
+        FindMember(p, t, "_M_finish", &o4, &t2) && FindMember(p, it_type, "_M_cur", &cur, &t2) &&
+        FindMember(p, it_type, "_M_node", &node, &t2) && map_type != kNoCxxType &&
+        p.type(map_type).kind == CxxKind::kPointer) {
+      Slot s{Slot::kDeque, 0, v, p.type(map_type).elem, o1, o2, o3, o4};
+      s.u = cur;
+      s.v = node;
+      add(s);
+    }
+    return;
+  }
+  if (n == "std::_Function_base") {
+    if (FindMember(p, t, "_M_functor", &o1, &t1) && FindMember(p, t, "_M_manager", &o2, &t2)) {
+      add({Slot::kFunction, 0, kNoCxxType, kNoCxxType, o1, o2});
+    }
+    return;
+  }
+  // Nodes: the links to the next nodes, as nodes of the same type (the
+  // header's parent link and a list's last link point inside the container).
+  const char* link[2] = {nullptr, nullptr};
+  if (n.starts_with("std::_Rb_tree_node<")) {
+    link[0] = "_M_left", link[1] = "_M_right";
+  } else if (n.starts_with("std::_List_node<") || n.starts_with("std::__cxx11::_List_node<") ||
+             n.starts_with("std::_Fwd_list_node<")) {
+    link[0] = "_M_next";
+  } else if (n.starts_with("std::__detail::_Hash_node<")) {
+    link[0] = "_M_nxt";
+  }
+  for (const char* l : link) {
+    if (l != nullptr && FindMember(p, t, l, &o1, &t1) && plan.slots.size() < kMaxSlots) {
+      plan.slots.push_back({Slot::kSelf, base + o1, t});
+    }
+  }
+  if (n.starts_with("__gnu_cxx::__aligned_membuf<") || n.starts_with("__gnu_cxx::__aligned_buffer<")) {
+    return inline_type(Arg(ty, 0), base);
+  }
+  if (n.starts_with("std::_Bvector_base<")) return;  // words of bits
+  // A discriminated union: an enum member whose enumerators name the union's members.
+  const CxxMember* tag = nullptr;
+  const CxxMember* uni = nullptr;
+  for (const CxxMember& m : ty.members) {
+    if (m.type == kNoCxxType) continue;
+    const CxxKind k = p.type(m.type).kind;
+    if (k == CxxKind::kEnum && tag == nullptr) tag = &m;
+    if (k == CxxKind::kUnion && uni == nullptr) uni = &m;
+  }
+  bool tagged = false;
+  if (tag != nullptr && uni != nullptr) {
+    const CxxType& e = p.type(tag->type);
+    const CxxType& u = p.type(uni->type);
+    size_t named = 0;
+    bool all = true;
+    for (const CxxMember& um : u.members) {
+      const bool found = std::any_of(e.enumerators.begin(), e.enumerators.end(),
+                                     [&](const auto& en) { return en.first == um.name; });
+      if (found) {
+        ++named;
+      } else if (um.type != kNoCxxType && p.type(um.type).kind == CxxKind::kPointer) {
+        all = false;
+      }
+    }
+    tagged = all && named > 0 && (e.size == 1 || e.size == 2 || e.size == 4 || e.size == 8);
+    if (tagged) {
+      Slot s{Slot::kTagged, 0, uni->type, tag->type, tag->offset, uni->offset, e.size};
+      add(s);
+    }
+  }
+  for (const CxxMember& m : ty.members) {
+    if (m.type == kNoCxxType) continue;
+    if (p.type(m.type).kind == CxxKind::kUnion) continue;  // only through a discriminator
+    inline_type(m.type, base + m.offset);
+  }
+}
+
+void Expander::Run(CxxProgram& p, const Plan& plan, uint64_t addr, const MemoryReader& mem, uint64_t& budget,
+                   std::vector<Reach>& out, int depth) {
+  auto word = [&](uint64_t a) {
+    uint64_t v = 0;
+    return mem.Word(a, &v) ? v : 0;
+  };
+  // A count or a size: UINT64_MAX when the memory does not hold it (a
+  // global's or a local's non-pointer words are not in the dump).
+  auto count_at = [&](uint64_t a) {
+    uint64_t v = 0;
+    return mem.Word(a, &v) ? v : UINT64_MAX;
+  };
+  auto reach = [&](uint64_t at, uint32_t type, uint64_t count, Reach::Naming naming) -> Reach& {
+    Reach r;
+    r.addr = at;
+    r.program = &p;
+    r.type = type;
+    r.count = count;
+    r.naming = naming;
+    out.push_back(r);
+    return out.back();
+  };
+  for (const Slot& s : plan.slots) {
+    if (budget == 0) return;
+    --budget;
+    const uint64_t at = addr + s.off;
+    switch (s.op) {
+      case Slot::kPtr: {
+        const uint64_t w = word(at);
+        if (w == 0) break;
+        const CxxType& t = p.type(s.a);
+        if (t.kind == CxxKind::kArray) {
+          if (t.elem != kNoCxxType && t.count != 0) reach(w, t.elem, t.count, Reach::kArray);
+        } else if (t.kind == CxxKind::kBase && t.size == 1) {
+          reach(w, s.a, UINT64_MAX, Reach::kArray);  // a C string: its length is the allocation's
+        } else {
+          reach(w, s.a, 1, Reach::kValue);
+        }
+        break;
+      }
+      case Slot::kString: {
+        const uint64_t ptr = word(at + s.x);
+        if (ptr == 0 || ptr == at + s.y) break;  // the local buffer
+        const uint64_t cap = count_at(at + s.z);
+        if (cap != UINT64_MAX && cap >= kMaxCount) break;
+        reach(ptr, s.a, cap == UINT64_MAX ? cap : cap + 1, Reach::kStringBuffer).leaf = true;
+        break;
+      }
+      case Slot::kVector: {
+        const uint64_t b = word(at + s.x), e = count_at(at + s.y);
+        const uint64_t es = p.type(s.a).size;
+        if (b == 0 || es == 0) break;
+        if (e == UINT64_MAX) {  // the end is not in the dump: named, its elements not read
+          reach(b, s.a, UINT64_MAX, Reach::kArray).leaf = true;
+          break;
+        }
+        if (e < b || (e - b) % es != 0 || (e - b) / es >= kMaxCount) break;
+        reach(b, s.a, (e - b) / es, Reach::kArray);
+        break;
+      }
+      case Slot::kRbTree: {
+        // The root; each node reaches its children (left, right).
+        if (count_at(at + s.y) == 0) break;  // no nodes
+        if (const uint64_t root = word(at + s.x)) reach(root, s.a, 1, Reach::kValue);
+        break;
+      }
+      case Slot::kList: {
+        // The first node; each node reaches the next, the last one the header (inside the container: not an object's start).
+        const uint64_t node = word(at + s.x);
+        if (node != 0 && node != at + s.x) reach(node, s.a, 1, Reach::kValue);
+        break;
+      }
+      case Slot::kFwdList: {
+        if (const uint64_t node = word(at + s.x + s.y)) reach(node, s.a, 1, Reach::kValue);
+        break;
+      }
+      case Slot::kSelf: {
+        const uint64_t node = word(at);
+        if (node != 0) reach(node, s.a, 1, Reach::kValue);
+        break;
+      }
+      case Slot::kHashtable: {
+        const uint64_t buckets = word(at + s.x), count = count_at(at + s.y);
+        if (buckets != 0 && buckets != at + s.u && (count < kMaxCount || count == UINT64_MAX) && s.b != kNoCxxType) {
+          reach(buckets, s.b, count, Reach::kArray).leaf = true;
+        }
+        if (count_at(at + s.w) == 0) break;  // no elements
+        if (const uint64_t node = word(at + s.z + s.v)) reach(node, s.a, 1, Reach::kValue);
+        break;
+      }
+      case Slot::kDeque: {
+        const uint64_t map = word(at + s.x), map_size = count_at(at + s.y);
+        const uint64_t es = p.type(s.a).size;
+        if (map == 0 || (map_size >= kMaxCount && map_size != UINT64_MAX) || es == 0) break;
+        const uint64_t first = word(at + s.z + s.v), last = word(at + s.w + s.v);
+        if (first < map || last < first || (last - first) / 8 >= map_size || (first - map) % 8 != 0) break;
+        // The map: its live entries [first, last] point to the blocks.
+        Reach& r = reach(map, s.b, map_size, Reach::kArray);
+        r.live_begin = first - map;
+        r.live_end = last + 8 - map;
+        r.deque_elem = s.a;
+        r.deque_first_cur = word(at + s.z + s.u);  // 0 when not in the dump: the whole block
+        r.deque_last_cur = word(at + s.w + s.u);
+        break;
+      }
+      case Slot::kFunction: {
+        const uint64_t manager = word(at + s.y);
+        if (manager == 0 || !functor_of_) break;
+        auto [fp, f] = functor_of_(manager);
+        if (fp == nullptr || f == kNoCxxType || fp->type(f).size <= 16) break;  // stored locally
+        const uint64_t w = word(at + s.x);
+        if (w == 0) break;
+        Reach r;
+        r.addr = w;
+        r.program = fp;
+        r.type = f;
+        out.push_back(r);
+        break;
+      }
+      case Slot::kTagged: {
+        if (depth >= 4) break;
+        uint64_t v = 0;
+        if (!mem.Read(at + s.x, &v, s.z)) break;
+        const CxxType& e = p.type(s.b);
+        const std::string* name = nullptr;
+        for (const auto& [en, ev] : e.enumerators) {
+          if (static_cast<uint64_t>(ev) == v) name = &en;
+        }
+        if (name == nullptr) break;
+        const CxxType& u = p.type(s.a);
+        for (const CxxMember& m : u.members) {
+          if (m.name != *name || m.type == kNoCxxType) continue;
+          const Plan& sub = PlanOf(p, m.type);
+          if (!sub.building) Run(p, sub, at + s.y + m.offset, mem, budget, out, depth + 1);
+          break;
+        }
+        break;
+      }
+    }
+  }
+}
+
+void Expander::Expand(const Reach& what, const MemoryReader& mem, uint64_t& budget, std::vector<Reach>& out) {
+  if (what.program == nullptr || what.type == kNoCxxType || what.leaf) return;
+  CxxProgram& program = *what.program;
+  if (what.deque_elem != kNoCxxType) {
+    // A deque's map: each live entry a block of max(1, 512 / sizeof(T)) elements.
+    const uint64_t es = program.type(what.deque_elem).size;
+    if (es == 0) return;
+    const uint64_t block_n = es < 512 ? 512 / es : 1;
+    for (uint64_t off = what.live_begin; off < what.live_end && budget > 0; off += 8, --budget) {
+      uint64_t block = 0;
+      if (!mem.Word(what.addr + off, &block) || block == 0) continue;
+      Reach r;
+      r.addr = block;
+      r.program = &program;
+      r.type = what.deque_elem;
+      r.count = block_n;
+      r.naming = Reach::kArray;
+      if (off == what.live_begin && what.deque_first_cur >= block) r.live_begin = what.deque_first_cur - block;
+      if (off + 8 >= what.live_end && what.deque_last_cur >= block) r.live_end = what.deque_last_cur - block;
+      out.push_back(r);
+    }
+    return;
+  }
+  const uint32_t type = what.type;
+  const uint64_t addr = what.addr, live_begin = what.live_begin, live_end = what.live_end;
+  const uint64_t count = what.naming == Reach::kValue ? 1 : what.count;
+  const Plan& plan = PlanOf(program, type);
+  if (plan.slots.empty() || plan.building) return;
+  const uint64_t es = program.type(type).size;
+  if (es == 0) return;
+  for (uint64_t i = 0; i < count && budget > 0; ++i) {
+    const uint64_t lo = i * es;
+    if (lo < live_begin) continue;
+    if (lo + es > live_end) break;
+    Run(program, plan, addr + lo, mem, budget, out, 0);
+  }
+}
+
+}  // namespace libdump::typing

@@ -1,0 +1,177 @@
+#include "cxx_expand.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <deque>
+#include <list>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+// Real libstdc++ containers of this process, expanded through this test's
+// own DWARF (built -g): what each reaches is what the container holds.
+struct CxxExpandTestItem {
+  long id;
+  std::string name;
+};
+struct CxxExpandTestHolder {
+  std::vector<CxxExpandTestItem> items;
+  std::map<int, CxxExpandTestItem> by_id;
+  std::unordered_map<int, long> counts;
+  std::list<int> order;
+  std::deque<long> queue;
+  std::unique_ptr<CxxExpandTestItem> one;
+  std::string short_name;
+  std::string long_name;
+};
+CxxExpandTestHolder* cxx_expand_test_holder;
+
+namespace libdump::typing {
+namespace {
+
+// This process's bytes in [base, base + size): a value's own, as a dump
+// holds an object's payload.
+class Bytes : public MemoryReader {
+ public:
+  Bytes(const void* base, size_t size) : base_(reinterpret_cast<uint64_t>(base)), size_(size) {}
+  bool Read(uint64_t addr, void* out, size_t n) const override {
+    if (addr < base_ || addr - base_ > size_ || size_ - (addr - base_) < n) return false;
+    std::memcpy(out, reinterpret_cast<const void*>(addr), n);
+    return true;
+  }
+
+ private:
+  uint64_t base_;
+  size_t size_;
+};
+
+uint64_t A(const void* p) { return reinterpret_cast<uint64_t>(p); }
+
+class CxxExpandTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { program_ = CxxProgram::Open("/proc/self/exe").release(); }
+  static void TearDownTestSuite() { delete program_; }
+
+  std::vector<Reach> Expand(const void* at, size_t size, uint32_t type, Reach::Naming naming = Reach::kValue,
+                            uint64_t count = 1) {
+    Reach r;
+    r.addr = A(at);
+    r.program = program_;
+    r.type = type;
+    r.naming = naming;
+    r.count = count;
+    std::vector<Reach> out;
+    uint64_t budget = 1 << 20;
+    expander_.Expand(r, Bytes(at, size), budget, out);
+    return out;
+  }
+  static const Reach* Find(const std::vector<Reach>& out, const void* addr) {
+    for (const Reach& r : out) {
+      if (r.addr == A(addr)) return &r;
+    }
+    return nullptr;
+  }
+
+  static CxxProgram* program_;
+  Expander expander_{nullptr};
+};
+CxxProgram* CxxExpandTest::program_ = nullptr;
+
+TEST_F(CxxExpandTest, ContainersReachTheirHeapParts) {
+  CxxExpandTestHolder h;
+  for (int i = 0; i < 5; ++i) h.items.push_back({i, std::string(20 + i, 'x')});
+  for (int i = 0; i < 9; ++i) h.by_id[i] = {i, std::string(30, 'y')};
+  for (int i = 0; i < 6; ++i) h.counts[i] = i;
+  for (int i = 0; i < 4; ++i) h.order.push_back(i);
+  for (int i = 0; i < 100; ++i) h.queue.push_back(i);
+  h.one = std::make_unique<CxxExpandTestItem>();
+  h.short_name = "short";
+  h.long_name = std::string(40, 'z');
+  cxx_expand_test_holder = &h;
+
+  const uint32_t t = program_->FindType("CxxExpandTestHolder");
+  ASSERT_NE(t, kNoCxxType);
+  const std::vector<Reach> out = Expand(&h, sizeof h, t);
+
+  const Reach* items = Find(out, h.items.data());
+  ASSERT_NE(items, nullptr);
+  EXPECT_EQ(ReachName(*items), "CxxExpandTestItem[]");
+  EXPECT_EQ(items->count, 5u);
+  const Reach* one = Find(out, h.one.get());
+  ASSERT_NE(one, nullptr);
+  EXPECT_EQ(ReachName(*one), "CxxExpandTestItem");
+  const Reach* name = Find(out, h.long_name.data());
+  ASSERT_NE(name, nullptr);
+  EXPECT_EQ(ReachName(*name), "std::string buffer");
+  EXPECT_EQ(name->count, h.long_name.capacity() + 1);
+  EXPECT_EQ(Find(out, h.short_name.data()), nullptr);  // the local buffer
+  const Reach* first = Find(out, &*h.order.begin());
+  EXPECT_EQ(first, nullptr);  // a list reaches its node, not the value inside it
+  size_t nodes = 0, map_nodes = 0, hash_nodes = 0, buckets = 0, deque_maps = 0;
+  for (const Reach& r : out) {
+    const std::string n = ReachName(r);
+    nodes += n == "std::_List_node<int>";
+    map_nodes += n == "std::_Rb_tree_node<std::pair<int const, CxxExpandTestItem> >";
+    hash_nodes += n.starts_with("std::__detail::_Hash_node<std::pair<int const, long int>, ");
+    buckets += n == "std::__detail::_Hash_node_base*[]";
+    deque_maps += n == "long int*[]";
+  }
+  EXPECT_EQ(nodes, 1u);
+  EXPECT_EQ(map_nodes, 1u);  // the root
+  EXPECT_EQ(hash_nodes, 1u);  // the first
+  EXPECT_EQ(buckets, 1u);
+  EXPECT_EQ(deque_maps, 1u);
+
+  // The vector's body: each element's string buffer.
+  const std::vector<Reach> body = Expand(h.items.data(), h.items.size() * sizeof(CxxExpandTestItem), items->type,
+                                         Reach::kArray, items->count);
+  ASSERT_EQ(body.size(), 5u);
+  for (size_t i = 0; i < 5; ++i) {
+    EXPECT_EQ(body[i].addr, A(h.items[i].name.data()));
+    EXPECT_EQ(body[i].count, h.items[i].name.capacity() + 1);
+  }
+}
+
+TEST_F(CxxExpandTest, NodesReachTheWholeContainer) {
+  CxxExpandTestHolder h;
+  for (int i = 0; i < 50; ++i) h.by_id[i * 7 % 50] = {i, std::string(25, 'n')};
+  for (int i = 0; i < 30; ++i) h.order.push_back(i);
+  const uint32_t t = program_->FindType("CxxExpandTestHolder");
+  ASSERT_NE(t, kNoCxxType);
+  std::vector<Reach> todo;
+  for (const Reach& r : Expand(&h, sizeof h, t)) {
+    const std::string n = ReachName(r);
+    if (n.starts_with("std::_Rb_tree_node<") || n == "std::_List_node<int>") todo.push_back(r);
+  }
+  ASSERT_EQ(todo.size(), 2u);
+  size_t tree = 0, list = 0, buffers = 0;
+  std::set<uint64_t> seen;
+  while (!todo.empty()) {
+    const Reach r = todo.back();
+    todo.pop_back();
+    if (!seen.insert(r.addr).second) continue;
+    const std::string n = ReachName(r);
+    if (n == "std::string buffer") {
+      ++buffers;
+      continue;
+    }
+    tree += n.starts_with("std::_Rb_tree_node<");
+    list += n == "std::_List_node<int>";
+    const size_t size = program_->type(r.type).size;
+    for (const Reach& next : Expand(reinterpret_cast<const void*>(r.addr), size, r.type)) {
+      // A list's last node links to the header inside the holder: not a node.
+      if (next.addr >= A(&h) && next.addr < A(&h) + sizeof h) continue;
+      todo.push_back(next);
+    }
+  }
+  EXPECT_EQ(tree, 50u);
+  EXPECT_EQ(buffers, 50u);
+  EXPECT_EQ(list, 30u);
+}
+
+}  // namespace
+}  // namespace libdump::typing
