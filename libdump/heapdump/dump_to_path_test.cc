@@ -131,11 +131,33 @@ TEST_F(DumpToPathTest, AProcessKilledMidDumpLeavesOnlyThePartialFile) {
   int status = 0;
   ASSERT_EQ(waitpid(child, &status, 0), child);
   ASSERT_TRUE(WIFSIGNALED(status)) << "the dump ended before the kill: make it longer";
-  // Whatever was writing has a moment to die, then the file must stay as it is.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  const long long after_kill = size();
-  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
-  EXPECT_EQ(size(), after_kill) << "something still writes the dump of a killed process";
+  // Whatever was writing has a moment to die; then no process may hold the file.
+  struct stat want;
+  ASSERT_EQ(stat(partial.c_str(), &want), 0);
+  auto holders = [&] {
+    int n = 0;
+    DIR* proc = opendir("/proc");
+    while (dirent* p = proc ? readdir(proc) : nullptr) {
+      if (p->d_name[0] < '0' || p->d_name[0] > '9') continue;
+      const std::string fds = std::string("/proc/") + p->d_name + "/fd";
+      DIR* d = opendir(fds.c_str());
+      while (dirent* f = d ? readdir(d) : nullptr) {
+        struct stat st;
+        if (f->d_name[0] != '.' && stat((fds + "/" + f->d_name).c_str(), &st) == 0 && st.st_dev == want.st_dev &&
+            st.st_ino == want.st_ino) {
+          ++n;
+        }
+      }
+      if (d) closedir(d);
+    }
+    if (proc) closedir(proc);
+    return n;
+  };
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (holders() > 0 && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(holders(), 0) << "a process still writes the dump of a killed process";
   std::vector<std::string> names;
   DIR* d = opendir(dir_.c_str());
   ASSERT_NE(d, nullptr);
