@@ -65,12 +65,19 @@ size_t HeaderSize(size_t slots) {
   return PageAlign(sizeof(ParallelZstdSink::Shared) + sizeof(ParallelZstdSink::Slot) * slots);
 }
 
+// The writer helps (Help) at the fast levels only: there its context is
+// small; at the slow ones the workers do all and the memory stays bounded.
+bool WriterHelps(int level, size_t block) {
+  return format::ZstdFrameCompressor::MemoryFor(level, block) <= (size_t{4} << 20);
+}
+
 }  // namespace
 
 size_t ParallelZstdSink::MemoryFor(int level, int workers, size_t block) {
   const size_t slots = SlotsFor(workers);
+  const size_t contexts = static_cast<size_t>(workers) + (WriterHelps(level, block) ? 1 : 0);
   return HeaderSize(slots) + slots * (PageAlign(block) + PageAlign(format::ZstdFrameCompressor::Bound(block))) +
-         static_cast<size_t>(workers + 1) * format::ZstdFrameCompressor::MemoryFor(level, block);
+         contexts * format::ZstdFrameCompressor::MemoryFor(level, block);
 }
 
 ParallelZstdSink::ParallelZstdSink(Sink& next, int level, int workers, size_t block)
@@ -102,8 +109,10 @@ ParallelZstdSink::ParallelZstdSink(Sink& next, int level, int workers, size_t bl
     }
     pids_[started_++] = static_cast<pid_t>(pid);
   }
-  own_.emplace(level_, block_);
-  if (own_->error() != 0) own_.reset();  // the workers still do it all
+  if (WriterHelps(level_, block_)) {
+    own_.emplace(level_, block_);
+    if (own_->error() != 0) own_.reset();  // the workers still do it all
+  }
 }
 
 ParallelZstdSink::~ParallelZstdSink() {
