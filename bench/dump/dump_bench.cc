@@ -6,7 +6,9 @@
 // same sizes): node i is ONE heap object of s_i bytes (s_i log-uniform in
 // [min, max], rounded to 16); its first word points to node i-1, its second
 // to a random one of the 1024 nodes before it; the rest is payload (here: the
-// remaining Cells, with null `next` and a 16-bit random `data`). A global
+// remaining Cells, all zero like the null elements of the Java peer's
+// Object[]; --payload random gives each a 16-bit random `data` word, as
+// the Go peer's). A global
 // holds the last node. Here a node is libdump::make_array<Cell>(s/16): a
 // typed object whose type the dump reports.
 //
@@ -15,7 +17,11 @@
 // were stopped), "call" the caller's time in WriteHeapDump.
 //
 // Usage: dump_bench [--n N] [--min B] [--max B] [--reps R] [--shm DIR] [--disk DIR] [--thp] [--keep]
-//                   [--cases null,shm,disk,null-zstd,shm-zstd,disk-zstd,fork-null,fork-shm,fork-disk]
+//                   [--payload zero|random] [--threads T] [--level L]
+//                   [--cases null,shm,disk,null-zstd,shm-zstd,disk-zstd,fork-null,fork-shm,fork-disk,
+//                            fork-disk-zstd,disk-zstd-1t,...]
+// A "-zstd" case compresses on --threads processes (0: every CPU), a
+// "-zstd-1t" case on the dumping thread (before parallel compression).
 // Output: one line per case, "RESULT key=value ...", and a readable table.
 #include <fcntl.h>
 #include <time.h>
@@ -30,6 +36,7 @@
 #include <cstring>
 #include <string>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <thread>
 #include <vector>
@@ -90,7 +97,7 @@ void AdviseHugePages(bool on) {
   }
 }
 
-Graph Build(uint64_t n, double lo, double hi, bool thp) {
+Graph Build(uint64_t n, double lo, double hi, bool thp, bool random_payload) {
   Rng r{42};
   Cell* recent[1024] = {};
   Cell* prev = nullptr;
@@ -102,7 +109,9 @@ Graph Build(uint64_t n, double lo, double hi, bool thp) {
     Cell* c = libdump::make_array<Cell>(cells);
     c[0].next = prev;
     c[0].other = i ? recent[r.Next() % std::min<uint64_t>(i, 1024)] : nullptr;
-    for (uint64_t k = 1; k < cells; ++k) c[k].other = reinterpret_cast<Cell*>(r.Next() & 0xFFFF);
+    if (random_payload) {
+      for (uint64_t k = 1; k < cells; ++k) c[k].other = reinterpret_cast<Cell*>(r.Next() & 0xFFFF);
+    }
     recent[i % 1024] = c;
     prev = c;
     g.bytes += s;
@@ -156,7 +165,20 @@ struct Case {
   std::string name;
   std::string where;  // "null", "shm", "disk"
   bool zstd, fork;
+  bool one_thread = false;  // "-1t": compressed on the dumping thread
 };
+
+// CPU seconds of this process and of every child it (or they) waited for:
+// the dump's own work wherever it ran, the fork snapshot and its compressors.
+double CpuSeconds() {
+  double t = 0;
+  for (int who : {RUSAGE_SELF, RUSAGE_CHILDREN}) {
+    rusage u{};
+    getrusage(who, &u);
+    t += u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  }
+  return t;
+}
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -172,6 +194,8 @@ int main(int argc, char** argv) {
   std::string shm = "/dev/shm", disk = "/tmp";
   std::string cases = "null,shm,disk,null-zstd,shm-zstd,disk-zstd,fork-null,fork-shm,fork-disk";
   bool thp = false, keep = false;  // --keep: leave the last dump file of each case
+  bool random_payload = false;
+  int threads = 0, level = 1;
   for (int i = 1; i < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--thp") { thp = true; --i; continue; }
@@ -185,10 +209,13 @@ int main(int argc, char** argv) {
     else if (a == "--shm") shm = v;
     else if (a == "--disk") disk = v;
     else if (a == "--cases") cases = v;
+    else if (a == "--payload") random_payload = v == "random";
+    else if (a == "--threads") threads = std::atoi(v.c_str());
+    else if (a == "--level") level = std::atoi(v.c_str());
     else { std::fprintf(stderr, "unknown option %s\n", a.c_str()); return 2; }
   }
   const uint64_t t0 = NowNs();
-  const Graph g = Build(n, lo, hi, thp);
+  const Graph g = Build(n, lo, hi, thp, random_payload);
   const double build_s = double(NowNs() - t0) / 1e9;
   const libdump::HeapStats st = libdump::GetHeapStats();
   std::printf("libdump%s: %llu nodes, %.3f GB asked (%.3f GB in slots, %llu live objects), built in %.2f s\n", thp ? " (--thp)" : "",
@@ -206,6 +233,7 @@ int main(int argc, char** argv) {
     Case k{c, "", false, false};
     std::string w = c;
     if (w.rfind("fork-", 0) == 0) { k.fork = true; w = w.substr(5); }
+    if (w.size() > 3 && w.compare(w.size() - 3, 3, "-1t") == 0) { k.one_thread = true; w = w.substr(0, w.size() - 3); }
     if (w.size() > 5 && w.compare(w.size() - 5, 5, "-zstd") == 0) { k.zstd = true; w = w.substr(0, w.size() - 5); }
     k.where = w;
     list.push_back(k);
@@ -213,7 +241,7 @@ int main(int argc, char** argv) {
 
   Ticker ticker;
   for (const Case& c : list) {
-    std::vector<double> secs, pauses;
+    std::vector<double> secs, pauses, cpus;
     uint64_t dump_bytes = 0;
     for (int r = 0; r < reps; ++r) {
       std::string path = "/dev/null";
@@ -224,10 +252,14 @@ int main(int argc, char** argv) {
       libdump::HeapDumpOptions o;
       o.zstd = c.zstd;
       o.fork_snapshot = c.fork;
+      o.zstd_level = level;
+      o.threads = c.one_thread ? 1 : threads;
       ticker.Reset();
+      const double cpu0 = CpuSeconds();
       const uint64_t a = NowNs();
       const int err = libdump::WriteHeapDump(fd, o);
       const uint64_t b = NowNs();
+      cpus.push_back(CpuSeconds() - cpu0);
       const uint64_t gap = ticker.MaxGapNs();
       struct stat sb{};
       fstat(fd, &sb);
@@ -246,12 +278,13 @@ int main(int argc, char** argv) {
       secs.push_back(double(b - a) / 1e9);
       pauses.push_back(double(gap) / 1e6);
     }
-    const double s = Median(secs), pause = Median(pauses);
+    const double s = Median(secs), pause = Median(pauses), cpu = Median(cpus);
     std::printf("RESULT impl=%s case=%s nodes=%llu heap_bytes=%llu secs=%.4f pause_ms=%.2f "
-                "gbps=%.3f mobjps=%.3f dump_bytes=%llu pause_ms_per_gb=%.2f\n",
+                "gbps=%.3f mobjps=%.3f dump_bytes=%llu pause_ms_per_gb=%.2f level=%d threads=%d payload=%s cpu_s=%.3f\n",
                 thp ? "libdump-thp" : "libdump", c.name.c_str(), (unsigned long long)g.nodes,
                 (unsigned long long)g.bytes, s, pause,
-                g.bytes / s / 1e9, g.nodes / s / 1e6, (unsigned long long)dump_bytes, pause / (g.bytes / 1e9));
+                g.bytes / s / 1e9, g.nodes / s / 1e6, (unsigned long long)dump_bytes, pause / (g.bytes / 1e9),
+                level, c.one_thread ? 1 : threads, random_payload ? "random" : "zero", cpu);
     std::fflush(stdout);
   }
   return 0;

@@ -65,8 +65,8 @@ __attribute__((constructor)) void InstallFromEnvironment() {
   if (!env::GetBool("LIBDUMP_HEAPDUMP_ON_OOM", false)) return;
   HeapDumpOptions options;
   options.zstd = env::GetBool("LIBDUMP_HEAPDUMP_ZSTD", false);
-  // With the world stopped (not LIBDUMP_HEAPDUMP_MODE): a fork under memory
-  // pressure may fail.
+  // The level as on a signal; the mode is always stop, whatever
+  // LIBDUMP_HEAPDUMP_MODE says: a fork under memory pressure may fail.
   options.zstd_level = heapdump::ZstdLevelFromEnvironment();
   SetHeapDumpOnOutOfMemory(env::Get("LIBDUMP_HEAPDUMP_PATH"), options);
 }

@@ -459,7 +459,8 @@ class Output {
 // stopped thread.
 void Report(const char* what, int err) {
   char line[256];
-  const int n = std::snprintf(line, sizeof line, "libdump: %s (%s)\n", what, strerrorname_np(err) ? strerrorname_np(err) : "?");
+  const char* name = strerrorname_np(err);
+  const int n = std::snprintf(line, sizeof line, "libdump: %s (%s)\n", what, name ? name : "?");
   if (n > 0) (void)!write(2, line, std::min<size_t>(static_cast<size_t>(n), sizeof line - 1));
 }
 

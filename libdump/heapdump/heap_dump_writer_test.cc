@@ -5,8 +5,14 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -352,6 +358,50 @@ TEST(WriteHeapDump, WriteFailuresReturnAnErrorAndTheProcessGoesOn) {
   EXPECT_GT(ticks.load(), before) << "a thread stayed stopped after a failed dump";
   quit = true;
   busy.join();
+}
+
+// A process that may not fork (here a seccomp filter refuses clone) still
+// gets its fork-snapshot dump, written stopped on one thread, and is told.
+TEST(WriteHeapDump, WithoutForkTheSnapshotIsWrittenStopped) {
+  const int fd = TempFile();
+  int err_pipe[2];
+  ASSERT_EQ(pipe(err_pipe), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    dup2(err_pipe[1], 2);
+    sock_filter filter[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 2, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 1, 0),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EAGAIN),
+    };
+    sock_fprog prog{static_cast<unsigned short>(sizeof filter / sizeof filter[0]), filter};
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) != 0) _exit(90);
+    FakeHeap heap;
+    const DumpResult r = WriteHeapDump(heap, fd, {.zstd = true, .fork_snapshot = true, .threads = 2});
+    _exit(r.error != 0 ? 91 : !r.fork_failed ? 92 : r.objects != 5 ? 93 : 0);
+  }
+  close(err_pipe[1]);
+  std::string err;
+  char buf[512];
+  for (ssize_t n; (n = read(err_pipe[0], buf, sizeof buf)) > 0;) err.append(buf, static_cast<size_t>(n));
+  close(err_pipe[0]);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0) << "90: no seccomp, 91: the dump failed, 92: it forked, 93: objects missing";
+  EXPECT_EQ(err,
+            "libdump: cannot fork the heap dump's snapshot: writing it with the program stopped for the whole dump "
+            "(EAGAIN)\n");
+  const Parsed p = ReadDump(fd);
+  close(fd);
+  EXPECT_EQ(p.objects.size(), 5u);
+  EXPECT_EQ(p.compression, Compression::kZstd);
 }
 
 }  // namespace

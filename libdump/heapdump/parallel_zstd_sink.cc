@@ -65,12 +65,19 @@ size_t HeaderSize(size_t slots) {
   return PageAlign(sizeof(ParallelZstdSink::Shared) + sizeof(ParallelZstdSink::Slot) * slots);
 }
 
+// The writer helps (Help) at the fast levels only: there its context is
+// small; at the slow ones the workers do all and the memory stays bounded.
+bool WriterHelps(int level, size_t block) {
+  return format::ZstdFrameCompressor::MemoryFor(level, block) <= (size_t{4} << 20);
+}
+
 }  // namespace
 
 size_t ParallelZstdSink::MemoryFor(int level, int workers, size_t block) {
   const size_t slots = SlotsFor(workers);
+  const size_t contexts = static_cast<size_t>(workers) + (WriterHelps(level, block) ? 1 : 0);
   return HeaderSize(slots) + slots * (PageAlign(block) + PageAlign(format::ZstdFrameCompressor::Bound(block))) +
-         static_cast<size_t>(workers) * format::ZstdFrameCompressor::MemoryFor(level, block);
+         contexts * format::ZstdFrameCompressor::MemoryFor(level, block);
 }
 
 ParallelZstdSink::ParallelZstdSink(Sink& next, int level, int workers, size_t block)
@@ -101,6 +108,10 @@ ParallelZstdSink::ParallelZstdSink(Sink& next, int level, int workers, size_t bl
       break;
     }
     pids_[started_++] = static_cast<pid_t>(pid);
+  }
+  if (WriterHelps(level_, block_)) {
+    own_.emplace(level_, block_);
+    if (own_->error() != 0) own_.reset();  // the workers still do it all
   }
 }
 
@@ -184,8 +195,26 @@ void ParallelZstdSink::WriteOut(uint64_t until, bool wait) {
       continue;
     }
     if (!wait || written_ >= until) return;
+    if (Help()) continue;
     if (!WaitEvent(seen)) return SetError(EIO);
   }
+}
+
+bool ParallelZstdSink::Help() {
+  if (!own_) return false;
+  uint64_t j = shared_->claim.load(std::memory_order_acquire);
+  if (j >= next_block_) return false;  // every submitted block is taken
+  if (!shared_->claim.compare_exchange_strong(j, j + 1, std::memory_order_acq_rel)) return true;  // look again
+  Slot& slot = SlotOf(j);
+  const size_t n = own_->Compress(InputOf(j), slot.in_len, OutputOf(j), bound_);
+  if (n == 0) {
+    int none = 0;
+    shared_->error.compare_exchange_strong(none, own_->error() != 0 ? own_->error() : EIO);
+  }
+  slot.out_len = n;
+  slot.state.store(kDone, std::memory_order_release);
+  shared_->Bump();
+  return true;
 }
 
 void ParallelZstdSink::Submit() {

@@ -12,14 +12,19 @@
 // handler or waitpid(-1) never sees it, and dies with the writer
 // (PR_SET_PDEATHSIG).
 //
+// The writer compresses too when it would otherwise wait for a frame, so a
+// worker descheduled on a loaded machine does not stall the stream.
+//
 // Memory: slots x (block + its bound) shared, plus one context per worker
-// (MemoryFor); nothing on the heap. docs/HEAPDUMP.md gives the figures.
+// and the writer's (MemoryFor); nothing on the heap. docs/HEAPDUMP.md gives
+// the figures.
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 
 #include "libdump/format/sink.h"
 
@@ -57,6 +62,8 @@ class ParallelZstdSink final : public format::Sink {
   uint8_t* InputOf(uint64_t block) const;
   uint8_t* OutputOf(uint64_t block) const;
   void Submit();
+  // Compresses a submitted block no worker has taken yet; false if none.
+  bool Help();
   // Writes finished frames in order; with `until`, waits for frames < until.
   void WriteOut(uint64_t until, bool wait);
   bool WaitEvent(uint32_t seen);  // false when a worker died
@@ -74,6 +81,7 @@ class ParallelZstdSink final : public format::Sink {
   Shared* shared_ = nullptr;
   uint8_t* ring_ = nullptr;
   pid_t pids_[kMaxWorkers] = {};
+  std::optional<format::ZstdFrameCompressor> own_;  // the writer's, for Help()
   uint64_t next_block_ = 0;   // the block being filled
   size_t fill_ = 0;           // bytes in it
   uint64_t written_ = 0;      // blocks whose frame went to next_
