@@ -72,6 +72,19 @@ TEST(DebugHeap, CountsAndWalkStayExact) {
   for (void* p : kept) Free(p);
 }
 
+// Heap samples go on: the debug heap keeps the countdown apart.
+TEST(DebugHeap, SamplingStillSamples) {
+  SetSampleInterval(4096);
+  std::vector<void*> v;
+  for (int i = 0; i < 2000; ++i) v.push_back(Allocate(64));
+  size_t sampled = 0;
+  for (void* p : v) sampled += IsSampled(p);
+  SetSampleInterval(0);
+  for (void* p : v) Free(p);
+  EXPECT_GT(sampled, 5u);
+  EXPECT_LT(sampled, 200u);
+}
+
 using DebugHeapDeathTest = ::testing::Test;
 
 TEST(DebugHeapDeathTest, AWriteAfterFreeIsCaughtWhenTheSlotLeavesQuarantine) {

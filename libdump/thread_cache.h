@@ -68,6 +68,9 @@ struct ThreadHeap {
   // Bytes left before the next sampled allocation. Charged in slot bytes on
   // the fast path; INT64_MAX while sampling is off.
   int64_t sample_left = INT64_MAX;
+  // Under the debug heap, the countdown itself; sample_left then stays
+  // negative (kDebugCountdown), so that malloc never takes its fast path.
+  int64_t debug_sample_left = INT64_MAX;
   // xorshift state for the sampling distances: per thread, so that a sample
   // costs no atomic on a line every sampling thread writes.
   uint64_t sample_rng = 0;
@@ -125,6 +128,9 @@ bool PrepareLocalFree(Span* s, uint32_t index);
 // change lists or go back. It finds the span again, so that FreeFast need
 // not keep it.
 void ReturnSlot(ThreadHeap* h, void* p);
+// ReturnSlot's work without the debug heap's detour: for a slot leaving the
+// debug heap's quarantine.
+void UnstackSlot(ThreadHeap* h, void* p);
 void RemoteFree(ThreadHeap* h, Span* s, uint32_t index);
 // Frees ptr, in small span s that h (not null) does not own; h takes s over
 // if it is an orphan of a class h allocates (see FreeNotOwned).
