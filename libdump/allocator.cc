@@ -429,7 +429,8 @@ void* AllocateAlignedImpl(size_t align, size_t size) {
   }
   ThreadHeap* h = t_heap;
   if (h == nullptr) h = AttachHeap();
-  return AllocateLarge(h, size, align);
+  // Zero bytes is a block of one page, as malloc(0) is a block.
+  return AllocateLarge(h, size == 0 ? 1 : size, align);
 }
 
 void FreeSlow(void* ptr, Span* s) {
