@@ -38,6 +38,7 @@ declare -A path=(
   [heapgraph_fuzz]=$build/fuzz/heapgraph_fuzz
   [go_typing_fuzz]=$build/fuzz/go_typing_fuzz
   [env_var_fuzz]=$build/fuzz/env_var_fuzz
+  [allocator_fuzz]=$build/fuzz/allocator_fuzz
 )
 declare -A seeds=(
   [format_reader_fuzz]="$dumps"
@@ -51,9 +52,11 @@ declare -A seeds=(
   [heapgraph_fuzz]="$dumps fuzz/seeds/go/* fuzz/seeds/hprof/*"
   [go_typing_fuzz]="fuzz/seeds/gotyping/* fuzz/seeds/go/*"
   [env_var_fuzz]="fuzz/seeds/env/*"
+  [allocator_fuzz]="fuzz/seeds/alloc/*"
 )
 all=(format_reader_fuzz go_dump_fuzz hprof_reader_fuzz readdump_validate_fuzz readdump_histogram_fuzz
-     readdump_json_fuzz dumptohprof_fuzz agreement_fuzz go_typing_fuzz heapgraph_fuzz env_var_fuzz)
+     readdump_json_fuzz dumptohprof_fuzz agreement_fuzz go_typing_fuzz heapgraph_fuzz env_var_fuzz
+     allocator_fuzz)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 for t in "${targets[@]}"; do
