@@ -68,9 +68,6 @@ struct ThreadHeap {
   // Bytes left before the next sampled allocation. Charged in slot bytes on
   // the fast path; INT64_MAX while sampling is off.
   int64_t sample_left = INT64_MAX;
-  // Under the debug heap, the countdown itself; sample_left then stays
-  // negative (kDebugCountdown), so that malloc never takes its fast path.
-  int64_t debug_sample_left = INT64_MAX;
   // xorshift state for the sampling distances: per thread, so that a sample
   // costs no atomic on a line every sampling thread writes.
   uint64_t sample_rng = 0;
@@ -97,7 +94,11 @@ struct ThreadHeap {
   // measured with (placed before `recent`, it cost churn 3 % more L1 write
   // misses).
   LargeCache large_cache;
-  // The debug heap's next slot to evict from each full stack (debug_heap.h).
+  // The debug heap's (debug_heap.h), last like the large-span cache: the
+  // sampling countdown itself (sample_left then stays negative, so that
+  // malloc never takes its fast path), and each full stack's next slot to
+  // evict.
+  int64_t debug_sample_left = INT64_MAX;
   uint8_t debug_evict[kNumClasses] = {};
 };
 
