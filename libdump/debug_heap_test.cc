@@ -134,9 +134,7 @@ TEST(DebugHeapDeathTest, AWriteAfterARemoteFreeIsCaught) {
 TEST(DebugHeapDeathTest, ADoubleFreeIsCaught) {
   void* p = Allocate(200);
   Free(p);
-  char expect[64];
-  std::snprintf(expect, sizeof expect, "double free at 0x%016lx", reinterpret_cast<unsigned long>(p));
-  EXPECT_DEATH(Free(p), expect);
+  EXPECT_DEATH(Free(p), "libdump: double free at 0x");
   // Out of quarantine too: the slot is free in its bitmap.
   for (int i = 0; i < 200; ++i) Free(Allocate(200));
   EXPECT_DEATH(Free(p), "double free");
