@@ -108,6 +108,10 @@ uint64_t NewStackedKey() {
   return k | 1;
 }
 
+// What sample_left holds under the debug heap: far enough below 0 that no
+// sequence of charges brings it back up, and never reset there.
+constexpr int64_t kDebugCountdown = INT64_MIN / 2;
+
 int64_t NextSampleCountdown(ThreadHeap* h) {
   const int64_t interval = g_sample_interval.load(std::memory_order_relaxed);
   if (interval <= 0) return INT64_MAX;
@@ -116,6 +120,16 @@ int64_t NextSampleCountdown(ThreadHeap* h) {
   // of s bytes by 1/(1-exp(-s/interval)) (docs/sampling.md); a uniform
   // distance would not.
   return NextSampleDistance(&h->sample_rng, interval);
+}
+
+// Charges an allocation of `bytes` to h's sampling countdown: true when it is
+// the one to sample (the countdown is then drawn again).
+bool ChargeSample(ThreadHeap* h, uint64_t bytes) {
+  int64_t& left = g_debug_heap ? h->debug_sample_left : h->sample_left;
+  left -= static_cast<int64_t>(bytes);
+  if (left >= 0) return false;
+  left = NextSampleCountdown(h);
+  return true;
 }
 
 // Each heap's generator starts from a hashed process-wide counter, once per
@@ -196,11 +210,7 @@ void* AllocateLarge(ThreadHeap* h, size_t size, size_t align) {
   h->large_mallocs.fetch_add(1, std::memory_order_relaxed);
   h->large_bytes_allocated.fetch_add(bytes, std::memory_order_relaxed);
   void* p = reinterpret_cast<void*>(s->start);
-  h->sample_left -= static_cast<int64_t>(bytes);
-  if (h->sample_left < 0) {
-    h->sample_left = NextSampleCountdown(h);
-    MarkSampled(p, bytes);
-  }
+  if (ChargeSample(h, bytes)) MarkSampled(p, bytes);
   return p;
 }
 
@@ -267,6 +277,10 @@ void OnHeapAttached(ThreadHeap* h) {
 
 int64_t FirstSampleCountdown(ThreadHeap* h) {
   SeedSampling(h);
+  if (g_debug_heap) {
+    h->debug_sample_left = NextSampleCountdown(h);
+    return kDebugCountdown;
+  }
   return NextSampleCountdown(h);
 }
 
@@ -305,6 +319,7 @@ size_t SlotSize(const Span* s) {
 }
 
 void* AllocateSlow(size_t size) {
+  if (LIBDUMP_UNLIKELY(g_debug_heap)) return DebugAllocate(size);
   ThreadHeap* h = t_heap;
   if (h == nullptr) h = AttachHeap();
   if (size > kMaxSmallSize) return AllocateLarge(h, size, 1);
@@ -317,11 +332,9 @@ void* AllocateSlow(size_t size) {
     return nullptr;
   }
   void* p = RecentHeight(recent) != 0 ? PopRecent(h, cc, c, recent) : TakeCachedSlot(cc);
-  h->sample_left -= cc.slot_size;
-  if (h->sample_left < 0) {
-    h->sample_left = NextSampleCountdown(h);
-    MarkSampled(p, cc.slot_size);
-  }
+  // ChargeSample: the heap's first allocation gets here with the debug heap
+  // just switched on by AttachHeap.
+  if (ChargeSample(h, cc.slot_size)) MarkSampled(p, cc.slot_size);
   return p;
 }
 
@@ -340,17 +353,14 @@ void* DebugAllocate(size_t size) {
   void* p = TakeCachedSlot(cc);
   if (HasStackedKey(p)) Fatal("slot handed out while on a stack of recent frees", p);
   CheckPoison(p, cc.slot_size, 0);
-  h->sample_left -= cc.slot_size;
-  if (h->sample_left < 0) {
-    h->sample_left = NextSampleCountdown(h);
-    MarkSampled(p, cc.slot_size);
-  }
+  if (ChargeSample(h, cc.slot_size)) MarkSampled(p, cc.slot_size);
   return p;
 }
 
 // flatten: the distance and the marks inline, one frame on stack lines the
 // program has evicted rather than three.
 __attribute__((flatten)) void* AllocateSampled(size_t size, ThreadHeap* h, int c) {
+  if (LIBDUMP_UNLIKELY(g_debug_heap)) return DebugAllocate(size);
   ClassCache& cc = h->cache[c];
   const uint64_t recent = cc.recent.load(std::memory_order_relaxed);
   if (RecentHeight(recent) == 0 && cc.free_bits.load(std::memory_order_relaxed) == 0 && !Refill(h, c)) {
@@ -419,7 +429,8 @@ void* AllocateAlignedImpl(size_t align, size_t size) {
   }
   ThreadHeap* h = t_heap;
   if (h == nullptr) h = AttachHeap();
-  return AllocateLarge(h, size, align);
+  // Zero bytes is a block of one page, as malloc(0) is a block.
+  return AllocateLarge(h, size == 0 ? 1 : size, align);
 }
 
 void FreeSlow(void* ptr, Span* s) {
@@ -523,7 +534,7 @@ size_t UsableSize(const void* p) { return UsableSizeImpl(p); }
 
 void SetSampleInterval(int64_t bytes) {
   g_sample_interval.store(bytes, std::memory_order_relaxed);
-  if (ThreadHeap* h = t_heap) h->sample_left = NextSampleCountdown(h);
+  if (ThreadHeap* h = t_heap) (g_debug_heap ? h->debug_sample_left : h->sample_left) = NextSampleCountdown(h);
 }
 
 bool IsSampled(const void* ptr) {

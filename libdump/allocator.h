@@ -50,12 +50,12 @@ __attribute__((always_inline)) inline void* TakeCachedSlot(ClassCache& cc) {
 }
 
 // The end of a local free whose checks passed: onto class c's stack of
-// recent frees, or back to the bitmap if the stack is full. Stacked, the slot
+// recent frees, or back to the bitmap if the stack is full (always, under
+// the debug heap, whose capacity of 0 sends every free to ReturnSlot). Stacked, the slot
 // stays live in the bitmap and reserved in `used` (recent_frees.h), so
 // neither the span's bits nor its standing change. Release: a walk that
 // reads the new height reads the entry below it.
 __attribute__((always_inline)) inline void StackSlot(ThreadHeap* h, uint32_t c, void* ptr) {
-  if (LIBDUMP_UNLIKELY(g_debug_heap)) return DebugStackSlot(h, c, ptr);
   ClassCache& cc = h->cache[c];
   const uint64_t recent = cc.recent.load(std::memory_order_relaxed);
   const uint32_t n = RecentHeight(recent);
@@ -71,13 +71,13 @@ __attribute__((always_inline)) inline void StackSlot(ThreadHeap* h, uint32_t c, 
 // always_inline: GCC would otherwise keep one out-of-line copy, called
 // through the PLT from every entry point of libdump.so.
 __attribute__((always_inline)) inline void* AllocateFast(size_t size) {
-  if (LIBDUMP_UNLIKELY(g_debug_heap)) return DebugAllocate(size);
   ThreadHeap* h = t_heap;
   if (LIBDUMP_LIKELY(h != nullptr && size <= kMaxSmallSize)) {
     const int c = SizeToClass(size);
     ClassCache& cc = h->cache[c];
     // The sampling countdown comes first: when it would go negative,
-    // AllocateSampled takes the sample. Recent frees before the bitmap
+    // AllocateSampled takes the sample. (Under the debug heap it always is:
+    // every malloc goes that way, to DebugAllocate.) Recent frees before the bitmap
     // word: churn then never reaches the sparse words.
     const int64_t left = h->sample_left - cc.slot_size;
     if (LIBDUMP_UNLIKELY(left < 0)) return AllocateSampled(size, h, c);

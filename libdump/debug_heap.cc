@@ -41,10 +41,11 @@ void PoisonRemoteFree(void* p, size_t size) {
   if (!HasStackedKey(p)) *static_cast<uint64_t*>(p) = kPoisonWord;
 }
 
-// In place of StackSlot's push: the class's stack is the quarantine, a ring
+// In place of StackSlot's push (reached through ReturnSlot: the stacks'
+// capacity is 0 for StackSlot): the class's stack is the quarantine, a ring
 // once full. Counts stay exact: the new slot takes the evicted one's place
 // (the push that counted the evicted slot's free now counts the new one's),
-// and ReturnSlot counts the evicted slot's way to the bitmap as a free. A
+// and UnstackSlot counts the evicted slot's way to the bitmap as a free. A
 // section: a stop waits until the evicted slot is off the stack and out of
 // the bitmap's live bits together.
 void DebugStackSlot(ThreadHeap* h, uint32_t c, void* p) {
@@ -54,7 +55,7 @@ void DebugStackSlot(ThreadHeap* h, uint32_t c, void* p) {
   Poison(static_cast<char*>(p) + 8, size - 8);
   const uint64_t recent = cc.recent.load(std::memory_order_relaxed);
   const uint32_t n = RecentHeight(recent);
-  const uint32_t depth = cc.recent_depth;
+  const uint32_t depth = c == 0 ? 0 : RecentDepth(static_cast<uint32_t>(size));
   if (n < depth) {
     h->recent[c].slot[n].store(reinterpret_cast<uintptr_t>(p), std::memory_order_relaxed);
     *static_cast<uint64_t*>(p) = g_stacked_key;
@@ -63,7 +64,7 @@ void DebugStackSlot(ThreadHeap* h, uint32_t c, void* p) {
   }
   if (depth == 0) {
     *static_cast<uint64_t*>(p) = kPoisonWord;
-    ReturnSlot(h, p);
+    UnstackSlot(h, p);
     return;
   }
   uint8_t& next = h->debug_evict[c];
@@ -75,7 +76,7 @@ void DebugStackSlot(ThreadHeap* h, uint32_t c, void* p) {
   h->recent[c].slot[next].store(reinterpret_cast<uintptr_t>(p), std::memory_order_release);
   next = static_cast<uint8_t>(next + 1u == depth ? 0 : next + 1);
   *static_cast<uint64_t*>(victim) = kPoisonWord;
-  ReturnSlot(h, victim);
+  UnstackSlot(h, victim);
 }
 
 }  // namespace libdump::internal

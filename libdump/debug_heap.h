@@ -16,7 +16,11 @@
 // A failed check prints one line (`libdump: write after free ... at 0x...`)
 // and aborts. Large objects are not checked.
 //
-// Off, it costs each fast path one load and one predictable branch.
+// Off, it costs the fast paths nothing: under it, sample_left stays
+// negative, so every malloc leaves the fast path for AllocateSampled, and
+// the stacks' capacity is 0, so every free leaves it for ReturnSlot; both
+// come here. (A load and a branch for the flag in malloc's fast path cost
+// larson 1.3 % more instructions.)
 #pragma once
 
 #include <cstddef>

@@ -74,6 +74,22 @@ TEST(MallocInterpose, ErrorsFollowGlibc) {
   EXPECT_EQ(realloc(q, 0), nullptr);  // frees, as glibc does
 }
 
+// Zero bytes at any alignment is a block, as under glibc (over 8 KiB of
+// alignment it was a page run of 0 pages, ENOMEM: found by allocator_fuzz).
+TEST(MallocInterpose, ZeroBytesAtAnyAlignmentIsABlock) {
+  for (size_t align = 16; align <= (size_t{1} << 20); align <<= 1) {
+    void* m = Keep(memalign(align, 0));
+    void* a = Keep(aligned_alloc(align, 0));
+    void* p = nullptr;
+    EXPECT_EQ(posix_memalign(&p, align, 0), 0) << align;
+    for (void* x : {m, a, p}) {
+      ASSERT_NE(x, nullptr) << align;
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(x) % align, 0u) << align;
+      free(x);
+    }
+  }
+}
+
 TEST(MallocInterpose, EveryOperatorNewAllocatesFromLibdump) {
   struct alignas(128) Wide {
     char c[200];

@@ -302,7 +302,12 @@ void LocalFree(ThreadHeap* h, Span* s, uint32_t i) {
   Unreserve(h, s);
 }
 
-void ReturnSlot(ThreadHeap* h, void* p) { Unreserve(h, ClearLive(reinterpret_cast<uintptr_t>(p))); }
+void ReturnSlot(ThreadHeap* h, void* p) {
+  if (LIBDUMP_UNLIKELY(g_debug_heap)) return DebugStackSlot(h, g_page_map.Get(reinterpret_cast<uintptr_t>(p))->size_class, p);
+  UnstackSlot(h, p);
+}
+
+void UnstackSlot(ThreadHeap* h, void* p) { Unreserve(h, ClearLive(reinterpret_cast<uintptr_t>(p))); }
 
 namespace {
 
@@ -379,7 +384,9 @@ ThreadHeap* AttachHeap() {
       h = new (MetaAlloc(sizeof(ThreadHeap))) ThreadHeap;
       for (int c = 0; c < kNumClasses; ++c) {
         h->cache[c].slot_size = g_classes[c].size;
-        h->cache[c].recent_depth = c == 0 ? 0 : RecentDepth(g_classes[c].size);
+        // 0 under the debug heap: every local free goes out of line
+        // (ReturnSlot), which stacks the slot into its quarantine.
+        h->cache[c].recent_depth = c == 0 || g_debug_heap ? 0 : RecentDepth(g_classes[c].size);
       }
       h->next_all = g_all_heaps.load(std::memory_order_relaxed);
       g_all_heaps.store(h, std::memory_order_release);

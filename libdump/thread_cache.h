@@ -94,7 +94,11 @@ struct ThreadHeap {
   // measured with (placed before `recent`, it cost churn 3 % more L1 write
   // misses).
   LargeCache large_cache;
-  // The debug heap's next slot to evict from each full stack (debug_heap.h).
+  // The debug heap's (debug_heap.h), last like the large-span cache: the
+  // sampling countdown itself (sample_left then stays negative, so that
+  // malloc never takes its fast path), and each full stack's next slot to
+  // evict.
+  int64_t debug_sample_left = INT64_MAX;
   uint8_t debug_evict[kNumClasses] = {};
 };
 
@@ -125,6 +129,9 @@ bool PrepareLocalFree(Span* s, uint32_t index);
 // change lists or go back. It finds the span again, so that FreeFast need
 // not keep it.
 void ReturnSlot(ThreadHeap* h, void* p);
+// ReturnSlot's work without the debug heap's detour: for a slot leaving the
+// debug heap's quarantine.
+void UnstackSlot(ThreadHeap* h, void* p);
 void RemoteFree(ThreadHeap* h, Span* s, uint32_t index);
 // Frees ptr, in small span s that h (not null) does not own; h takes s over
 // if it is an orphan of a class h allocates (see FreeNotOwned).
