@@ -189,10 +189,17 @@ __attribute__((noinline)) size_t CaptureAllocationStack(uintptr_t* out, size_t m
   }
   // libunwind's first entry is the return address into this function.
   uintptr_t u[kMaxFrames + 1];
-  int got;
+  int got = 0;
   {
-    // A fork waits for it: libunwind's and the loader's locks stay free.
-    capture::LoaderSection section;
+    // A fork waits for it, so libunwind's and the loader's locks stay free in
+    // the child. While a fork runs, and in a forked child (where a thread
+    // the child lacks may have held libunwind's locks), there is no
+    // libunwind: the walk's frames stand, cut where the walk broke.
+    const capture::LoaderSection section(capture::LoaderSection::kTry);
+    if (!section.entered()) {
+      ++t_capture.stats.frame_pointer;
+      return n > 0 ? n : CaptureCurrentStack(out, max, 0);
+    }
     got = unw_backtrace(reinterpret_cast<void**>(u), static_cast<int>(kMaxFrames + 1));
   }
   const size_t un = got > 1 ? static_cast<size_t>(got) - 1 : 0;
@@ -220,8 +227,8 @@ __attribute__((noinline)) size_t CaptureAllocationStack(uintptr_t* out, size_t m
 void WarmStackCapture() {
   capture::InstallLoaderGate();
   void* pcs[kMaxFrames];
-  capture::LoaderSection section;
-  unw_backtrace(pcs, static_cast<int>(kMaxFrames));
+  const capture::LoaderSection section(capture::LoaderSection::kTry);
+  if (section.entered()) unw_backtrace(pcs, static_cast<int>(kMaxFrames));
 }
 
 AllocStackStats GetAllocStackStats() { return t_capture.stats; }

@@ -1,0 +1,29 @@
+// glibc's lock over the loader's list of modules (dl_load_write_lock): taken
+// by dl_iterate_phdr (libunwind's local unwinding, libdump's module
+// listings, a program's own readers) and by dlopen and dlclose while they
+// link or unlink a module. No glibc release frees or re-initialises it in
+// the child of fork (2.36 re-initialises dl_load_lock and dl_load_tls_lock
+// only): a child forked while another thread held it waits forever at its
+// first reader or dlopen. A fork that holds it itself (loader_gate.h) leaves
+// the list whole and the lock free in the child.
+#pragma once
+
+#include <pthread.h>
+
+namespace libdump::capture {
+
+// The lock, found once by looking at which recursive mutex in the loader's
+// state a dl_iterate_phdr callback holds (its layout changes between glibc
+// releases; its behaviour does not). Null when no single such mutex is
+// found (another libc, a glibc that changed it): forks then do not hold it.
+// Takes the loader's locks itself: not from inside a fork's handlers. From
+// inside a dl_iterate_phdr callback or a dlopen it cannot tell, and returns
+// null without deciding.
+pthread_mutex_t* LoaderWriteLock();
+
+// libc's pthread_mutex_lock and _unlock on it, past any interposer: for the
+// lock LoaderWriteLock returned.
+bool LockLoader(pthread_mutex_t* m);
+void UnlockLoader(pthread_mutex_t* m);
+
+}  // namespace libdump::capture
