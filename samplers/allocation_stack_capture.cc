@@ -4,7 +4,7 @@
 
 #include <atomic>
 
-#include "loader_gate.h"
+#include "loader_fork.h"
 #include "dwarf_unwind.h"
 #include "frame_pointer_walk.h"
 #include "unwind_table.h"
@@ -190,18 +190,14 @@ __attribute__((noinline)) size_t CaptureAllocationStack(uintptr_t* out, size_t m
   // libunwind's first entry is the return address into this function.
   uintptr_t u[kMaxFrames + 1];
   int got = 0;
-  {
-    // A fork waits for it, so libunwind's and the loader's locks stay free in
-    // the child. While a fork runs, and in a forked child (where a thread
-    // the child lacks may have held libunwind's locks), there is no
-    // libunwind: the walk's frames stand, cut where the walk broke.
-    const capture::LoaderSection section(capture::LoaderSection::kTry);
-    if (!section.entered()) {
-      ++t_capture.stats.frame_pointer;
-      return n > 0 ? n : CaptureCurrentStack(out, max, 0);
-    }
-    got = unw_backtrace(reinterpret_cast<void**>(u), static_cast<int>(kMaxFrames + 1));
+  // No libunwind in a forked child, where a thread the child lacks may have
+  // held libunwind's locks, nor while this thread forks (capture/
+  // loader_fork.h): the walk's frames stand, cut where the walk broke.
+  if (!capture::UnwinderUsable()) {
+    ++t_capture.stats.frame_pointer;
+    return n > 0 ? n : CaptureCurrentStack(out, max, 0);
   }
+  got = unw_backtrace(reinterpret_cast<void**>(u), static_cast<int>(kMaxFrames + 1));
   const size_t un = got > 1 ? static_cast<size_t>(got) - 1 : 0;
   if (hi != 0 && n > 0) {
     uint8_t verdict = un >= n && un - n <= kStartFrames ? kTrusted : kUnwind;
@@ -225,10 +221,9 @@ __attribute__((noinline)) size_t CaptureAllocationStack(uintptr_t* out, size_t m
 }
 
 void WarmStackCapture() {
-  capture::InstallLoaderGate();
+  capture::InstallLoaderFork();
   void* pcs[kMaxFrames];
-  const capture::LoaderSection section(capture::LoaderSection::kTry);
-  if (section.entered()) unw_backtrace(pcs, static_cast<int>(kMaxFrames));
+  if (capture::UnwinderUsable()) unw_backtrace(pcs, static_cast<int>(kMaxFrames));
 }
 
 AllocStackStats GetAllocStackStats() { return t_capture.stats; }

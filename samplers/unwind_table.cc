@@ -12,7 +12,6 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "loader_gate.h"
 
 namespace libdump::samplers {
 
@@ -658,11 +657,9 @@ bool UnwindTables::Stale() {
     unsigned long long* subs;
   } c{&adds, &subs};
   // Every 100 ms from the worker. A fork holds the loader's lock itself
-  // across its copy (capture/loader_gate.h), so this and Refresh, which
-  // parses tables and allocates inside the walk, need nothing more; the
-  // section keeps that so where the lock is not found (another libc).
+  // across its copy (capture/loader_fork.h): neither this nor Refresh, which
+  // parses tables and allocates inside the walk, can leave it held.
   {
-    const capture::LoaderSection section;
     dl_iterate_phdr(
         [](dl_phdr_info* info, size_t size, void* arg) {
           auto* c = static_cast<Counts*>(arg);

@@ -4,7 +4,7 @@
 // link or unlink a module. No glibc release frees or re-initialises it in
 // the child of fork (2.36 re-initialises dl_load_lock and dl_load_tls_lock
 // only): a child forked while another thread held it waits forever at its
-// first reader or dlopen. A fork that holds it itself (loader_gate.h) leaves
+// first reader or dlopen. A fork that holds it itself (loader_fork.h) leaves
 // the list whole and the lock free in the child.
 #pragma once
 

@@ -6,13 +6,13 @@
 // libraries leave fork to the sanitizers, which intercept it themselves.
 //
 // Around glibc's fork, the loader's module-list lock is taken before any
-// fork handler runs and handed to the child free (capture/loader_gate.h).
+// fork handler runs and handed to the child free (capture/loader_fork.h).
 #include <dlfcn.h>
 #include <errno.h>
 #include <unistd.h>
 
 #include "dump_on_signal.h"
-#include "loader_gate.h"
+#include "loader_fork.h"
 
 extern "C" __attribute__((visibility("default"))) pid_t fork() {
   using Fn = pid_t (*)();

@@ -1,6 +1,7 @@
-#include "loader_gate.h"
+#include "loader_fork.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <gtest/gtest.h>
 #include <link.h>
 #include <signal.h>
@@ -109,8 +110,8 @@ TEST(LoaderLock, ChildOfABareForkWaitsForeverForAReaderOfTheParent) {
   if (status != -1) GTEST_SKIP() << "this glibc frees the module-list lock in a child (status " << status << ")";
 }
 
-TEST(LoaderGate, ForkWaitsForTheReaderAndTheChildFindsTheLoaderFree) {
-  InstallLoaderGate();
+TEST(LoaderFork, ForkWaitsForTheReaderAndTheChildFindsTheLoaderFree) {
+  InstallLoaderFork();
   Reader reader;
   std::thread releaser([&] {
     usleep(200 * 1000);
@@ -119,9 +120,8 @@ TEST(LoaderGate, ForkWaitsForTheReaderAndTheChildFindsTheLoaderFree) {
   const int64_t t0 = NowMs();
   const pid_t pid = fork();
   if (pid == 0) {
-    // No libunwind in a child, module listings as usual.
-    if (LoaderSection(LoaderSection::kTry).entered()) _exit(4);
-    if (!LoaderSection(LoaderSection::kWait).entered()) _exit(5);
+    // No libunwind in a child; the module list as usual.
+    if (UnwinderUsable()) _exit(4);
     _exit(UseTheLoader());
   }
   const int64_t waited = NowMs() - t0;
@@ -132,11 +132,11 @@ TEST(LoaderGate, ForkWaitsForTheReaderAndTheChildFindsTheLoaderFree) {
   EXPECT_GE(waited, 150);
   // And the parent's lock is free again.
   EXPECT_EQ(UseTheLoader(), 0);
-  EXPECT_TRUE(LoaderSection(LoaderSection::kTry).entered());
+  EXPECT_TRUE(UnwinderUsable());
 }
 
-TEST(LoaderGate, ForkFromInsideACallbackKeepsTheCallersHoldInTheChild) {
-  InstallLoaderGate();
+TEST(LoaderFork, ForkFromInsideACallbackKeepsTheCallersHoldInTheChild) {
+  InstallLoaderFork();
   struct Result {
     pid_t pid = -1;
     bool child = false;
@@ -159,23 +159,24 @@ TEST(LoaderGate, ForkFromInsideACallbackKeepsTheCallersHoldInTheChild) {
   EXPECT_EQ(WaitChild(r.pid, 20000), 0);
 }
 
-TEST(LoaderGate, ASectionWaitsOutAForkOrGivesWay) {
-  InstallLoaderGate();
-  std::atomic<bool> entered_try{true}, go{false}, done{false};
-  LoaderForkPrepare();  // the gate closed, as between a fork's steps 1 and 4
-  std::thread t([&] {
-    entered_try = LoaderSection(LoaderSection::kTry).entered();
-    go = true;
-    const LoaderSection wait(LoaderSection::kWait);
-    done = true;
-  });
-  while (!go.load()) usleep(1000);
-  usleep(50 * 1000);
-  EXPECT_FALSE(entered_try.load());
-  EXPECT_FALSE(done.load());
+TEST(LoaderFork, TheForkingThreadHoldsTheLockAndLeavesLibunwindAlone) {
+  InstallLoaderFork();
+  pthread_mutex_t* m = LoaderWriteLock();
+  ASSERT_NE(m, nullptr);
+  LoaderForkPrepare();  // as between a fork's steps 1 and 3
+  EXPECT_EQ(m->__data.__owner, Tid());
+  EXPECT_FALSE(UnwinderUsable());
+  bool other = false;
+  std::thread([&] { other = UnwinderUsable(); }).join();
+  EXPECT_TRUE(other);
+  LoaderForkPrepare();  // idempotent: the handler after the wrapper
+  EXPECT_EQ(m->__data.__count, 1u);
+  errno = EAGAIN;
   LoaderForkParent();
-  t.join();
-  EXPECT_TRUE(done.load());
+  EXPECT_EQ(errno, EAGAIN);
+  EXPECT_NE(m->__data.__owner, Tid());
+  EXPECT_TRUE(UnwinderUsable());
+  EXPECT_EQ(UseTheLoader(), 0);
 }
 
 }  // namespace
