@@ -3,8 +3,13 @@
 //
 //   fork_dump_program SECONDS DLOPEN_LIB DUMP_DIR [SIGNAL [MAX_FORKS]]
 //
-// Four threads mutate a shared heap; the main thread forks a child every
-// 20 ms (for SECONDS, or until MAX_FORKS forks), and the child allocates, dlopens and dlcloses DLOPEN_LIB, and exits;
+// Four threads mutate a shared heap, and three more hold the dynamic
+// loader's module-list lock often, as programs do: one reads the module
+// list (dl_iterate_phdr, as libunwind and profilers do) pausing inside it,
+// one throws and catches C++ exceptions, one dlopens and dlcloses a library
+// the process has not loaded (libutil.so.1, glibc's stub). The main thread
+// forks a child every 20 ms (for SECONDS, or until MAX_FORKS forks), and the
+// child allocates, dlopens and dlcloses DLOPEN_LIB, and exits;
 // another thread sends SIGNAL (default SIGUSR2, the dump signal) to the
 // process every 50 ms. Every fifth child is sent SIGNAL as soon as it is
 // forked and must dump itself: it waits (up to 10 s) for a complete dump
@@ -18,6 +23,7 @@
 // 0 if every child exited 0.
 #include <dirent.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -32,6 +38,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -53,6 +60,38 @@ void Mutate(Shared* s, unsigned seed) {
     std::vector<int> scratch(1 + (seed >> 4) % 64, key);
     std::lock_guard<std::mutex> g(s->mu);
     s->objects[key] = std::move(value);
+  }
+}
+
+// Holds the module-list lock ~100 us in every ~1 ms.
+void ReadModules() {
+  while (!g_stop.load(std::memory_order_relaxed)) {
+    dl_iterate_phdr(
+        [](dl_phdr_info*, size_t, void*) {
+          usleep(100);
+          return 1;
+        },
+        nullptr);
+    usleep(1000);
+  }
+}
+
+void Throw() {
+  long caught = 0;
+  while (!g_stop.load(std::memory_order_relaxed)) {
+    try {
+      throw std::runtime_error("fork_dump_program");
+    } catch (const std::runtime_error&) {
+      ++caught;
+    }
+    usleep(500);
+  }
+}
+
+void LoadAndUnload() {
+  while (!g_stop.load(std::memory_order_relaxed)) {
+    if (void* h = dlopen("libutil.so.1", RTLD_NOW | RTLD_LOCAL)) dlclose(h);
+    usleep(2000);
   }
 }
 
@@ -137,6 +176,9 @@ int main(int argc, char** argv) {
   Shared shared;
   std::vector<std::thread> threads;
   for (unsigned i = 0; i < 4; ++i) threads.emplace_back(Mutate, &shared, 17 + i);
+  threads.emplace_back(ReadModules);
+  threads.emplace_back(Throw);
+  threads.emplace_back(LoadAndUnload);
   std::atomic<long> signals{0};
   std::thread signaller([&] {
     while (!g_stop.load(std::memory_order_relaxed)) {
