@@ -19,6 +19,7 @@ std::atomic<bool> g_forked_child{false};
 thread_local bool t_forking = false;             // between steps 1 and 3
 thread_local pid_t t_fork_tid = 0;               // this thread's id in the parent
 thread_local pthread_mutex_t* t_held = nullptr;  // the module-list lock, taken in step 1
+thread_local pid_t t_tid = 0;                    // for UnwinderUsable; stale only in a forked child
 
 pid_t Tid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
 
@@ -64,7 +65,18 @@ void LoaderForkChild() {
   g_forked_child.store(true, std::memory_order_relaxed);
 }
 
-bool UnwinderUsable() { return !t_forking && !g_forked_child.load(std::memory_order_relaxed); }
+bool UnwinderUsable() {
+  if (t_forking || g_forked_child.load(std::memory_order_relaxed)) return false;
+  // A thread inside a dl_iterate_phdr callback (a program's that allocates,
+  // a dump's preparation) holds the module-list lock, and libunwind takes
+  // its cache lock before that one: a thread in libunwind waiting for the
+  // list would wait for this one, and this one for it.
+  if (pthread_mutex_t* m = LoaderWriteLockIfFound()) {
+    if (t_tid == 0) t_tid = Tid();
+    if (m->__data.__owner == t_tid) return false;
+  }
+  return true;
+}
 
 void InstallLoaderFork() {
   Register();

@@ -38,7 +38,9 @@ void LoaderForkParent();
 void LoaderForkChild();
 
 // Whether this thread may call libunwind's local unwinder now: not in a
-// forked child, nor in a thread between steps 1 and 3 of its own fork.
+// forked child, nor in a thread between steps 1 and 3 of its own fork, nor
+// in one that holds the module-list lock (inside a dl_iterate_phdr callback:
+// libunwind takes its own lock before that one).
 bool UnwinderUsable();
 
 // Registers the handlers above with pthread_atfork, once, and looks for the

@@ -108,6 +108,28 @@ pthread_mutex_t* LoaderWriteLock() {
   return v == 1 ? nullptr : reinterpret_cast<pthread_mutex_t*>(v);
 }
 
+void WithModuleListHeld(void (*fn)(void*), void* arg) {
+  struct Call {
+    void (*fn)(void*);
+    void* arg;
+    bool done;
+  } call{fn, arg, false};
+  dl_iterate_phdr(
+      [](dl_phdr_info*, size_t, void* c) {
+        auto* x = static_cast<Call*>(c);
+        x->fn(x->arg);
+        x->done = true;
+        return 1;
+      },
+      &call);
+  if (!call.done) fn(arg);  // a loader that lists no module
+}
+
+pthread_mutex_t* LoaderWriteLockIfFound() {
+  const uintptr_t v = g_lock.load(std::memory_order_acquire);
+  return v <= 1 ? nullptr : reinterpret_cast<pthread_mutex_t*>(v);
+}
+
 bool LockLoader(pthread_mutex_t* m) { return g_lock_fn(m) == 0; }
 void UnlockLoader(pthread_mutex_t* m) { g_unlock_fn(m); }
 

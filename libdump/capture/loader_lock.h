@@ -21,9 +21,20 @@ namespace libdump::capture {
 // null without deciding.
 pthread_mutex_t* LoaderWriteLock();
 
+// LoaderWriteLock's answer if it has been looked for, else null: never
+// looks (safe inside an allocation or a callback).
+pthread_mutex_t* LoaderWriteLockIfFound();
+
 // libc's pthread_mutex_lock and _unlock on it, past any interposer: for the
 // lock LoaderWriteLock returned.
 bool LockLoader(pthread_mutex_t* m);
 void UnlockLoader(pthread_mutex_t* m);
+
+// Runs fn(arg) with the module-list lock held (inside a dl_iterate_phdr
+// callback, so with any libc): no module can be unlinked, hence unmapped,
+// meanwhile. fn may allocate and read the list again, but not dlopen or
+// dlclose (a thread inside dlclose holds dl_load_lock and waits for this
+// lock), nor wait for another thread that may need the lock.
+void WithModuleListHeld(void (*fn)(void*), void* arg);
 
 }  // namespace libdump::capture

@@ -21,6 +21,7 @@
 
 #include "libdump/format/sink.h"
 #include "libdump/format/writer.h"
+#include "loader_lock.h"
 #include "memory_map.h"
 #include "modules.h"
 #include "root_registry.h"
@@ -114,6 +115,7 @@ class Dump {
 
  private:
   bool Prepare();
+  bool ReadModules();  // with the module list held
   void CaptureThreads(capture::WorldStop& stop);
   void WriteFrozen(Writer& w);
   void WriteNamed(Writer& w);
@@ -150,7 +152,7 @@ class Dump {
   Writer* writer_ = nullptr;  // for OnObject
 };
 
-bool Dump::Prepare() {
+bool Dump::ReadModules() {
   modules_ = capture::LoadedModules();
   for (const capture::Module& m : modules_) {
     for (const capture::Segment& s : m.segments) {
@@ -158,8 +160,26 @@ bool Dump::Prepare() {
     }
   }
   if (!memory_.Read()) return false;
-  symbolizer_ = std::make_unique<capture::Symbolizer>(modules_);
   unwinder_ = std::make_unique<capture::StackUnwinder>(modules_, memory_);
+  return true;
+}
+
+bool Dump::Prepare() {
+  // The modules are listed and their unwind tables found with the module
+  // list held: a module another thread dlcloses meanwhile is unlinked, then
+  // unmapped, only after (the read of a table that was just unmapped
+  // crashed the dumper). The one dlopen comes first: dlclose takes the
+  // loader's other lock, then this one. A fork waits for this (a few ms).
+  capture::OpenUnwindLibrary();
+  struct Call {
+    Dump* dump;
+    bool ok;
+  } call{this, false};
+  capture::WithModuleListHeld([](void* c) { static_cast<Call*>(c)->ok = static_cast<Call*>(c)->dump->ReadModules(); },
+                              &call);
+  if (!call.ok) return false;
+  // From the files (and -dbgsym files), not the mapped modules: outside.
+  symbolizer_ = std::make_unique<capture::Symbolizer>(modules_);
   tls_size_ = StaticTlsSize();
   void* p = mmap(nullptr, kMaxThreads * sizeof(capture::ThreadSlot), PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
