@@ -12,8 +12,8 @@
 // child allocates, dlopens and dlcloses DLOPEN_LIB, and exits;
 // another thread sends SIGNAL (default SIGUSR2, the dump signal) to the
 // process every 50 ms. Every fifth child is sent SIGNAL as soon as it is
-// forked and must dump itself: it waits (up to 10 s) for a complete dump
-// named with its own pid in DUMP_DIR. A child that does not exit within 20 s
+// forked and must dump itself: it waits (up to 10 s, then it stays, to be
+// found hung) for a complete dump named with its own pid in DUMP_DIR. A child that does not exit within 20 s
 // is a hang: the program prints where it is (gdb's backtrace when gdb is
 // installed, the kernel's wait channel and system call otherwise), kills it
 // and fails; a fork() that has not returned after 60 s is reported the same
@@ -152,8 +152,10 @@ void ReportWhere(pid_t pid) {
     const int64_t deadline = NowMs() + 10000;
     while (!HasDumpOf(dump_dir, getpid())) {
       if (NowMs() > deadline) {
-        std::fprintf(stderr, "child %d: no dump of its own after its signal\n", getpid());
-        _exit(3);
+        // Left for the parent to find hung, so that it reports where this
+        // child's dumper is.
+        std::fprintf(stderr, "child %d: no dump of its own 10 s after its signal\n", getpid());
+        for (;;) pause();
       }
       usleep(2000);
     }
