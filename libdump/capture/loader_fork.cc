@@ -21,6 +21,11 @@ thread_local pid_t t_fork_tid = 0;               // this thread's id in the pare
 thread_local pthread_mutex_t* t_held = nullptr;  // the module-list lock, taken in step 1
 thread_local pid_t t_tid = 0;                    // for UnwinderUsable; stale only in a forked child
 
+// LibraryOpenSection's. A fork takes it before the loader's lock, as an
+// opening thread does (dlopen takes the loader's lock inside).
+pthread_mutex_t g_open_mu = PTHREAD_MUTEX_INITIALIZER;
+thread_local bool t_open_held = false;  // by this thread's fork
+
 pid_t Tid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
 
 void Register() {
@@ -37,6 +42,7 @@ void LoaderForkPrepare() {
   pthread_mutex_t* lock = LoaderWriteLock();
   t_forking = true;
   t_fork_tid = Tid();
+  t_open_held = pthread_mutex_lock(&g_open_mu) == 0;
   if (lock != nullptr && LockLoader(lock)) t_held = lock;
 }
 
@@ -45,6 +51,8 @@ void LoaderForkParent() {
   const int saved = errno;
   if (t_held != nullptr) UnlockLoader(t_held);
   t_held = nullptr;
+  if (t_open_held) pthread_mutex_unlock(&g_open_mu);
+  t_open_held = false;
   t_forking = false;
   errno = saved;
 }
@@ -61,9 +69,15 @@ void LoaderForkChild() {
     if (m->__data.__owner == self) UnlockLoader(m);
   }
   t_held = nullptr;
+  static const pthread_mutex_t kFree = PTHREAD_MUTEX_INITIALIZER;
+  g_open_mu = kFree;  // this thread's hold; no other thread is in the child
+  t_open_held = false;
   t_forking = false;
   g_forked_child.store(true, std::memory_order_relaxed);
 }
+
+LibraryOpenSection::LibraryOpenSection() { pthread_mutex_lock(&g_open_mu); }
+LibraryOpenSection::~LibraryOpenSection() { pthread_mutex_unlock(&g_open_mu); }
 
 bool UnwinderUsable() {
   if (t_forking || g_forked_child.load(std::memory_order_relaxed)) return false;

@@ -37,6 +37,19 @@ void LoaderForkPrepare();
 void LoaderForkParent();
 void LoaderForkChild();
 
+// Around libdump's own first opening of a library (libunwind's remote
+// library, zstd), static initialisation included: a fork waits for one in
+// progress (before step 1), so no child inherits a half-done open, whose
+// guard would keep the child's own dumps waiting forever. Nothing inside may
+// wait for a fork.
+class LibraryOpenSection {
+ public:
+  LibraryOpenSection();
+  ~LibraryOpenSection();
+  LibraryOpenSection(const LibraryOpenSection&) = delete;
+  LibraryOpenSection& operator=(const LibraryOpenSection&) = delete;
+};
+
 // Whether this thread may call libunwind's local unwinder now: not in a
 // forked child, nor in a thread between steps 1 and 3 of its own fork, nor
 // in one that holds the module-list lock (inside a dl_iterate_phdr callback:

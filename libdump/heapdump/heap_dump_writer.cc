@@ -21,6 +21,7 @@
 
 #include "libdump/format/sink.h"
 #include "libdump/format/writer.h"
+#include "loader_fork.h"
 #include "loader_lock.h"
 #include "memory_map.h"
 #include "modules.h"
@@ -170,7 +171,10 @@ bool Dump::Prepare() {
   // unmapped, only after (the read of a table that was just unmapped
   // crashed the dumper). The one dlopen comes first: dlclose takes the
   // loader's other lock, then this one. A fork waits for this (a few ms).
-  capture::OpenUnwindLibrary();
+  {
+    const capture::LibraryOpenSection opening;  // a fork waits for it
+    capture::OpenUnwindLibrary();
+  }
   struct Call {
     Dump* dump;
     bool ok;
@@ -468,7 +472,12 @@ WriterOptions WriterFor(const DumpOptions& o) {
 DumpResult Dump::Run(int fd) {
   // The sink is made after the stop (or in a forked child), where opening a
   // library could wait forever on a loader lock a stopped thread holds.
-  if (options_.zstd && !ZstdSink::LoadLibrary()) {
+  bool loaded = true;
+  if (options_.zstd) {
+    const capture::LibraryOpenSection opening;  // a fork waits for it
+    loaded = ZstdSink::LoadLibrary();
+  }
+  if (!loaded) {
     result_.error = ELIBACC;
     return result_;
   }
