@@ -159,6 +159,28 @@ TEST(LoaderFork, ForkFromInsideACallbackKeepsTheCallersHoldInTheChild) {
   EXPECT_EQ(WaitChild(r.pid, 20000), 0);
 }
 
+TEST(LoaderFork, ForkWaitsForALibraryBeingOpenedAndTheChildCanOpenOne) {
+  InstallLoaderFork();
+  std::atomic<bool> inside{false};
+  std::thread opener([&] {
+    const LibraryOpenSection opening;
+    inside.store(true);
+    usleep(200 * 1000);
+  });
+  while (!inside.load()) usleep(1000);
+  const int64_t t0 = NowMs();
+  const pid_t pid = fork();
+  if (pid == 0) {
+    const LibraryOpenSection opening;  // free in the child
+    _exit(0);
+  }
+  const int64_t waited = NowMs() - t0;
+  opener.join();
+  ASSERT_GT(pid, 0);
+  EXPECT_EQ(WaitChild(pid, 20000), 0);
+  EXPECT_GE(waited, 150);
+}
+
 TEST(LoaderFork, TheForkingThreadHoldsTheLockAndLeavesLibunwindAlone) {
   InstallLoaderFork();
   pthread_mutex_t* m = LoaderWriteLock();
