@@ -130,7 +130,7 @@ void ReportWhere(pid_t pid) {
   std::fprintf(stderr, "  wchan %s, syscall %s\n", ReadSmall(proc + "/wchan").c_str(),
                ReadSmall(proc + "/syscall").c_str());
   if (std::system("command -v gdb > /dev/null 2>&1") == 0) {
-    const std::string cmd = "timeout 120 gdb -p " + std::to_string(pid) +
+    const std::string cmd = "timeout -k 10 60 gdb -p " + std::to_string(pid) +
                             " -batch -nx -ex 'thread apply all bt 40' 2>/dev/null | grep -E '^(#|Thread)' >&2";
     (void)!std::system(cmd.c_str());
   } else {

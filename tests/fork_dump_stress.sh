@@ -30,7 +30,7 @@ if [ "$mode" = profilers ]; then
         "LIBDUMP_CPUPROFILE=$dir/cpu.%p.pprof" "LIBDUMP_HEAPPROFILE=$dir/heap.%p.pprof")
 fi
 status=0
-# The program itself kills a child that hangs (20 s, then up to 120 s for
+# The program itself kills a child that hangs (20 s, then up to 70 s for
 # gdb's report) and a fork() that does not return (60 s); the timeout here
 # catches a parent that hangs anywhere else.
 env "${env[@]}" LD_PRELOAD="$preload" timeout $((4 * seconds + 240)) \

@@ -16,15 +16,18 @@ namespace {
 // Set in a forked child (and inherited by its children).
 std::atomic<bool> g_forked_child{false};
 
-thread_local bool t_forking = false;             // between steps 1 and 3
-thread_local pid_t t_fork_tid = 0;               // this thread's id in the parent
-thread_local pthread_mutex_t* t_held = nullptr;  // the module-list lock, taken in step 1
-thread_local pid_t t_tid = 0;                    // for UnwinderUsable; stale only in a forked child
+// initial-exec: UnwinderUsable runs inside the allocator (a heap sample),
+// where the general model's __tls_get_addr could allocate.
+#define LIBDUMP_TLS thread_local __attribute__((tls_model("initial-exec")))
+LIBDUMP_TLS bool t_forking = false;             // between steps 1 and 3
+LIBDUMP_TLS pid_t t_fork_tid = 0;               // this thread's id in the parent
+LIBDUMP_TLS pthread_mutex_t* t_held = nullptr;  // the module-list lock, taken in step 1
+LIBDUMP_TLS pid_t t_tid = 0;                    // for UnwinderUsable; stale only in a forked child
 
 // LibraryOpenSection's. A fork takes it before the loader's lock, as an
 // opening thread does (dlopen takes the loader's lock inside).
 pthread_mutex_t g_open_mu = PTHREAD_MUTEX_INITIALIZER;
-thread_local bool t_open_held = false;  // by this thread's fork
+LIBDUMP_TLS bool t_open_held = false;  // by this thread's fork
 
 pid_t Tid() { return static_cast<pid_t>(syscall(SYS_gettid)); }
 

@@ -16,9 +16,9 @@ namespace libdump::capture {
 // state a dl_iterate_phdr callback holds (its layout changes between glibc
 // releases; its behaviour does not). Null when no single such mutex is
 // found (another libc, a glibc that changed it): forks then do not hold it.
-// Takes the loader's locks itself: not from inside a fork's handlers. From
-// inside a dl_iterate_phdr callback or a dlopen it cannot tell, and returns
-// null without deciding.
+// The first call takes the loader's locks (dlopen, dlsym, dl_iterate_phdr):
+// never from inside a dl_iterate_phdr callback (a dlopen of another thread,
+// holding dl_load_lock, may be waiting for the list) nor a fork's handlers.
 pthread_mutex_t* LoaderWriteLock();
 
 // LoaderWriteLock's answer if it has been looked for, else null: never
@@ -32,9 +32,10 @@ void UnlockLoader(pthread_mutex_t* m);
 
 // Runs fn(arg) with the module-list lock held (inside a dl_iterate_phdr
 // callback, so with any libc): no module can be unlinked, hence unmapped,
-// meanwhile. fn may allocate and read the list again, but not dlopen or
-// dlclose (a thread inside dlclose holds dl_load_lock and waits for this
-// lock), nor wait for another thread that may need the lock.
+// meanwhile. fn may allocate and read the list again, but not take
+// dl_load_lock (dlopen, dlclose, dlsym, dladdr, LoaderWriteLock's first
+// call): a dlopen or dlclose of another thread holds it and waits for the
+// list. Nor may it wait for another thread that may need the list.
 void WithModuleListHeld(void (*fn)(void*), void* arg);
 
 }  // namespace libdump::capture

@@ -122,7 +122,6 @@ Module FromRaw(const RawModule& r, bool first) {
 }  // namespace
 
 std::vector<Module> LoadedModules() {
-  InstallLoaderFork();
   size_t n = 0;
   dl_iterate_phdr(Count, &n);
   std::vector<RawModule> raw;

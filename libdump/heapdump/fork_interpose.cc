@@ -14,6 +14,11 @@
 #include "dump_on_signal.h"
 #include "loader_fork.h"
 
+// The loader's lock is looked for at load time, single-threaded, rather than
+// at the first fork, which might come from inside a dl_iterate_phdr callback
+// (where looking takes dl_load_lock under the list's lock).
+__attribute__((constructor)) static void FindTheLoadersLock() { libdump::capture::InstallLoaderFork(); }
+
 extern "C" __attribute__((visibility("default"))) pid_t fork() {
   using Fn = pid_t (*)();
   static const Fn real = reinterpret_cast<Fn>(dlsym(RTLD_NEXT, "fork"));

@@ -171,6 +171,9 @@ bool Dump::Prepare() {
   // unmapped, only after (the read of a table that was just unmapped
   // crashed the dumper). The one dlopen comes first: dlclose takes the
   // loader's other lock, then this one. A fork waits for this (a few ms).
+  // Looks for the loader's lock, with dlopen and dlsym: not inside the hold,
+  // where a dlopen of another thread waiting for the lock would hold them.
+  capture::InstallLoaderFork();
   {
     const capture::LibraryOpenSection opening;  // a fork waits for it
     capture::OpenUnwindLibrary();
