@@ -28,6 +28,8 @@ test_packages=(
   visualvm golang-go default-jdk-headless curl chromium
   # peers for the benchmarks and real programs for the preload tests
   libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev sqlite3 git python3 time
+  # the stack of a hung process in the fork tests' failure reports
+  gdb
 )
 
 case $set_name in
