@@ -23,6 +23,8 @@
 // memory the dynamic loader allocated before libdump existed.
 extern "C" void libdump_snapshot_preinit() __attribute__((weak));
 extern "C" bool libdump_preinit_pointer(const void* p, size_t* readable) __attribute__((weak));
+// libdump::capture's fork handlers for the loader's lock (capture/loader_fork.h).
+extern "C" void libdump_install_loader_fork() __attribute__((weak));
 
 namespace libdump::internal {
 
@@ -271,6 +273,9 @@ void OnHeapAttached(ThreadHeap* h) {
   pthread_setspecific(g_exit_key, h);
   // pthread_atfork allocates: registered only once this thread has a heap.
   if (!g_atfork_registered.exchange(true, std::memory_order_acq_rel)) {
+    // The loader's first: its child handler then runs before every other,
+    // so none finds the module-list lock held (capture/loader_fork.h).
+    if (libdump_install_loader_fork != nullptr) libdump_install_loader_fork();
     pthread_atfork(ForkPrepare, ForkParent, ForkChild);
   }
 }

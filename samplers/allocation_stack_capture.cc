@@ -4,7 +4,7 @@
 
 #include <atomic>
 
-#include "loader_gate.h"
+#include "loader_fork.h"
 #include "dwarf_unwind.h"
 #include "frame_pointer_walk.h"
 #include "unwind_table.h"
@@ -189,12 +189,15 @@ __attribute__((noinline)) size_t CaptureAllocationStack(uintptr_t* out, size_t m
   }
   // libunwind's first entry is the return address into this function.
   uintptr_t u[kMaxFrames + 1];
-  int got;
-  {
-    // A fork waits for it: libunwind's and the loader's locks stay free.
-    capture::LoaderSection section;
-    got = unw_backtrace(reinterpret_cast<void**>(u), static_cast<int>(kMaxFrames + 1));
+  int got = 0;
+  // No libunwind in a forked child, where a thread the child lacks may have
+  // held libunwind's locks, nor while this thread forks (capture/
+  // loader_fork.h): the walk's frames stand, cut where the walk broke.
+  if (!capture::UnwinderUsable()) {
+    ++t_capture.stats.frame_pointer;
+    return n > 0 ? n : CaptureCurrentStack(out, max, 0);
   }
+  got = unw_backtrace(reinterpret_cast<void**>(u), static_cast<int>(kMaxFrames + 1));
   const size_t un = got > 1 ? static_cast<size_t>(got) - 1 : 0;
   if (hi != 0 && n > 0) {
     uint8_t verdict = un >= n && un - n <= kStartFrames ? kTrusted : kUnwind;
@@ -218,10 +221,9 @@ __attribute__((noinline)) size_t CaptureAllocationStack(uintptr_t* out, size_t m
 }
 
 void WarmStackCapture() {
-  capture::InstallLoaderGate();
+  capture::InstallLoaderFork();
   void* pcs[kMaxFrames];
-  capture::LoaderSection section;
-  unw_backtrace(pcs, static_cast<int>(kMaxFrames));
+  if (capture::UnwinderUsable()) unw_backtrace(pcs, static_cast<int>(kMaxFrames));
 }
 
 AllocStackStats GetAllocStackStats() { return t_capture.stats; }

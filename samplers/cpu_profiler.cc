@@ -284,14 +284,16 @@ bool StartCPUProfile(int fd) {
   (void)fork_handlers;
   SetThreadStartHook(OnThreadStart);
   OwnAllocationScope own;
+  // The rules the handler unwinds frameless code with, for every module
+  // loaded now; later ones are added by the dlopen hook and the worker.
+  // Before the session's lock: a fork takes the loader's lock before that
+  // one (capture/loader_gate.h), so it is never held across dl_iterate_phdr.
+  UnwindTables::Refresh();
   std::lock_guard<std::mutex> g(g_session_mu);
   if (g_session != nullptr) {
     errno = EBUSY;
     return false;
   }
-  // The rules the handler unwinds frameless code with, for every module
-  // loaded now; later ones are added by the dlopen hook and the worker.
-  UnwindTables::Refresh();
   InstallHandler();
   if (g_ring.load() == nullptr) g_ring.store(new SampleRing(kRingCapacity), std::memory_order_release);
   if (g_wake_fd.load() < 0) {

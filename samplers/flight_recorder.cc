@@ -873,6 +873,13 @@ FlightRecorder::~FlightRecorder() {
 bool FlightRecorder::Start() {
   static const int fork_handlers = pthread_atfork(ForkPrepare, ForkParent, ForkChild);
   (void)fork_handlers;
+  // The heap profiler reads the loader's module list as it installs, and
+  // libunwind's first call does too: both before the start lock, which a
+  // fork takes after the loader's (capture/loader_gate.h). Installing is
+  // idempotent, and a start refused as busy finds it installed already.
+  // libunwind's first call takes ~1 ms and some memory: only where waits come.
+  if (&WaitsInterposed != nullptr) samplers::WarmWaitStackCapture();
+  InstallHeapProfiler();
   std::lock_guard<std::mutex> g(g_start_mu);
   if (g_session != nullptr) {
     errno = EBUSY;
@@ -902,12 +909,9 @@ bool FlightRecorder::Start() {
   samplers::SetSigprofHook(OnTick);
   // Long waits from the pthread interposition (when it is linked), and the
   // heap profiler's sampled allocations (with libdump's allocator, whose
-  // sampling, like Go's MemProfileRate, is then on).
-  // libunwind's first call takes ~1 ms and some memory: only where waits come.
-  if (&WaitsInterposed != nullptr) samplers::WarmWaitStackCapture();
+  // sampling, like Go's MemProfileRate, is then on; installed above).
   g_wait_threshold.store(g_wait_threshold_setting.load(std::memory_order_relaxed), std::memory_order_relaxed);
   samplers::g_wait_profiling.fetch_or(samplers::kFlightWaits, std::memory_order_relaxed);
-  InstallHeapProfiler();
   ArmThreads(s);
   s->thread = std::thread(Run, s);
   g_session = s;

@@ -2,6 +2,7 @@
 
 #include <elf.h>
 #include <link.h>
+#include <pthread.h>
 #include <sys/auxv.h>
 
 #include <algorithm>
@@ -11,7 +12,6 @@
 #include <mutex>
 #include <unordered_map>
 
-#include "loader_gate.h"
 
 namespace libdump::samplers {
 
@@ -591,7 +591,20 @@ using unwind_detail::g_cache;
 using unwind_detail::g_standard;
 }  // namespace
 
+namespace {
+// A Refresh of another thread may hold the build lock at the fork (the fork
+// waits only for its dl_iterate_phdr): the child has no such thread. Its
+// retired snapshots stay unfreed (a reader of the parent may have pinned
+// them, and the list may be half updated).
+void BuildForkChild() {
+  new (&g_build_mu) std::mutex;
+  g_retired = nullptr;
+}
+}  // namespace
+
 bool UnwindTables::Refresh() {
+  static const int fork_handler = pthread_atfork(nullptr, nullptr, BuildForkChild);
+  (void)fork_handler;
   std::lock_guard<std::mutex> g(g_build_mu);
   Scan scan{g_snapshot.load(std::memory_order_acquire), {}};
   dl_iterate_phdr(OnModule, &scan);
@@ -643,12 +656,10 @@ bool UnwindTables::Stale() {
     unsigned long long* adds;
     unsigned long long* subs;
   } c{&adds, &subs};
-  // Every 100 ms from the worker: inside a LoaderSection, so that a fork never
-  // copies the loader's lock held (the callback allocates nothing). Refresh,
-  // which parses tables and allocates inside the walk, runs only at start and
-  // after a module change, and is left outside: a section may not allocate.
+  // Every 100 ms from the worker. A fork holds the loader's lock itself
+  // across its copy (capture/loader_fork.h): neither this nor Refresh, which
+  // parses tables and allocates inside the walk, can leave it held.
   {
-    const capture::LoaderSection section;
     dl_iterate_phdr(
         [](dl_phdr_info* info, size_t size, void* arg) {
           auto* c = static_cast<Counts*>(arg);

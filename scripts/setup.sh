@@ -31,6 +31,8 @@ test_packages=(
   # the typing pass's DWARF checks: an independent DWARF reader and a real
   # third-party library's parsed document
   elfutils nlohmann-json3-dev
+  # the stack of a hung process in the fork tests' failure reports
+  gdb
 )
 
 case $set_name in

@@ -5,13 +5,16 @@
 # libdumpprof.so (CPU and heap profiles, heap sampling every 4 KiB) and zstd
 # dumps. Passes if no process hangs or dies, every child that was sent the
 # signal wrote its own dump, and every dump written is valid. Prints the
-# forks and dumps survived.
-#   fork_dump_stress.sh BINDIR PROGRAM SECONDS plain|profilers
+# forks and dumps survived and the longest and median fork() of the parent.
+# A hung child is reported with its stack (the program's "child N hung after
+# fork K; where it is:"), then killed: the run fails, it never hangs.
+#   fork_dump_stress.sh BINDIR PROGRAM SECONDS plain|profilers [MAX_FORKS]
 set -euo pipefail
 bindir=$(cd "$1" && pwd)
 program=$2
 seconds=$3
 mode=$4
+max_forks=${5:-0}
 lib=$bindir/libdump/libdump.so
 prof=$bindir/samplers/libdumpprof.so
 readdump=$bindir/tools/readdump/readdump
@@ -27,13 +30,14 @@ if [ "$mode" = profilers ]; then
         "LIBDUMP_CPUPROFILE=$dir/cpu.%p.pprof" "LIBDUMP_HEAPPROFILE=$dir/heap.%p.pprof")
 fi
 status=0
-# The program itself kills a child that hangs (20 s) and fails; the timeout
-# here catches a parent that hangs.
-env "${env[@]}" LD_PRELOAD="$preload" timeout $((4 * seconds + 120)) \
-  "$program" "$seconds" "$dlopened" "$dir/dumps" > "$dir/out" 2> "$dir/err" || status=$?
+# The program itself kills a child that hangs (20 s, then up to 70 s for
+# gdb's report) and a fork() that does not return (60 s); the timeout here
+# catches a parent that hangs anywhere else.
+env "${env[@]}" LD_PRELOAD="$preload" timeout $((4 * seconds + 240)) \
+  "$program" "$seconds" "$dlopened" "$dir/dumps" 0 "$max_forks" > "$dir/out" 2> "$dir/err" || status=$?
 if [ "$status" != 0 ]; then
   echo "FAIL: fork_dump_program exited with $status"
-  grep -v 'written to' "$dir/err" | head -20
+  grep -v 'written to' "$dir/err" | head -80
   exit 1
 fi
 if grep -q 'failed\|cannot create' "$dir/err"; then
@@ -41,7 +45,7 @@ if grep -q 'failed\|cannot create' "$dir/err"; then
   grep 'failed\|cannot create' "$dir/err" | head
   exit 1
 fi
-read -r _ forks _ signals _ child_dumps < "$dir/out"
+read -r _ forks _ signals _ child_dumps _ fork_max_us _ fork_median_us < "$dir/out"
 written=$(grep -c 'written to' "$dir/err" || true)
 # A dump still being written when the program exits stays PATH.partial:
 # never under its final name.
@@ -70,4 +74,4 @@ if [ "$mode" = profilers ]; then
   ls "$dir"/cpu.*.pprof "$dir"/heap.*.pprof > /dev/null
 fi
 echo "PASS ($mode, ${seconds}s): $forks forks, $signals dump signals, $complete dumps written and valid" \
-     "($child_dumps children signalled, each dumped itself)"
+     "($child_dumps children signalled, each dumped itself); fork() max ${fork_max_us} us, median ${fork_median_us} us"

@@ -7,7 +7,7 @@
 #include <climits>
 #include <cstring>
 
-#include "loader_gate.h"
+#include "loader_fork.h"
 
 namespace libdump::capture {
 
@@ -43,7 +43,7 @@ std::string BuildIdFromNotes(const uint8_t* p, size_t size) {
 }
 
 // What the loader says of one module, copied without allocating: the
-// listing runs under the loader's lock and inside a LoaderSection.
+// listing runs under the loader's lock.
 struct RawModule {
   uint64_t base;
   char name[PATH_MAX];
@@ -122,19 +122,14 @@ Module FromRaw(const RawModule& r, bool first) {
 }  // namespace
 
 std::vector<Module> LoadedModules() {
-  InstallLoaderGate();
   size_t n = 0;
-  {
-    LoaderSection section;
-    dl_iterate_phdr(Count, &n);
-  }
+  dl_iterate_phdr(Count, &n);
   std::vector<RawModule> raw;
   Listing l{nullptr, 0, 0};
   // Modules loaded between the count and the copy: a larger retry.
   for (size_t room = n + 16;; room *= 2) {
     raw.resize(room);
     l = {raw.data(), room, 0};
-    LoaderSection section;
     dl_iterate_phdr(Copy, &l);
     if (l.count <= room) break;
   }

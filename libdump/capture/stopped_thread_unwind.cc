@@ -59,6 +59,12 @@ const UnwindApi* UnwindLibrary() {
   return api;
 }
 
+}  // namespace
+
+void OpenUnwindLibrary() { UnwindLibrary(); }
+
+namespace {
+
 // Where a module's .eh_frame_hdr binary-search table lives.
 struct UnwindTable {
   uint64_t text_start = 0, text_end = 0;

@@ -25,6 +25,10 @@ struct UnwoundFrame {
   uint64_t entry = 0;  // start of the function, 0 if unknown
 };
 
+// Opens libunwind's remote library if it is not open yet: a dlopen, so not
+// while the module list is held (loader_lock.h). StackUnwinder does it too.
+void OpenUnwindLibrary();
+
 class StackUnwinder {
  public:
   // Build it before stopping the world (it allocates, and the first one opens

@@ -22,6 +22,8 @@
 
 #include "libdump/format/sink.h"
 #include "libdump/format/writer.h"
+#include "loader_fork.h"
+#include "loader_lock.h"
 #include "memory_map.h"
 #include "modules.h"
 #include "parallel_zstd_sink.h"
@@ -116,6 +118,7 @@ class Dump {
 
  private:
   bool Prepare();
+  bool ReadModules();  // with the module list held
   void CaptureThreads(capture::WorldStop& stop);
   void WriteFrozen(Writer& w);
   void WriteNamed(Writer& w);
@@ -152,7 +155,7 @@ class Dump {
   Writer* writer_ = nullptr;  // for OnObject
 };
 
-bool Dump::Prepare() {
+bool Dump::ReadModules() {
   modules_ = capture::LoadedModules();
   for (const capture::Module& m : modules_) {
     for (const capture::Segment& s : m.segments) {
@@ -160,8 +163,32 @@ bool Dump::Prepare() {
     }
   }
   if (!memory_.Read()) return false;
-  symbolizer_ = std::make_unique<capture::Symbolizer>(modules_);
   unwinder_ = std::make_unique<capture::StackUnwinder>(modules_, memory_);
+  return true;
+}
+
+bool Dump::Prepare() {
+  // The modules are listed and their unwind tables found with the module
+  // list held: a module another thread dlcloses meanwhile is unlinked, then
+  // unmapped, only after (the read of a table that was just unmapped
+  // crashed the dumper). The one dlopen comes first: dlclose takes the
+  // loader's other lock, then this one. A fork waits for this (a few ms).
+  // Looks for the loader's lock, with dlopen and dlsym: not inside the hold,
+  // where a dlopen of another thread waiting for the lock would hold them.
+  capture::InstallLoaderFork();
+  {
+    const capture::LibraryOpenSection opening;  // a fork waits for it
+    capture::OpenUnwindLibrary();
+  }
+  struct Call {
+    Dump* dump;
+    bool ok;
+  } call{this, false};
+  capture::WithModuleListHeld([](void* c) { static_cast<Call*>(c)->ok = static_cast<Call*>(c)->dump->ReadModules(); },
+                              &call);
+  if (!call.ok) return false;
+  // From the files (and -dbgsym files), not the mapped modules: outside.
+  symbolizer_ = std::make_unique<capture::Symbolizer>(modules_);
   tls_size_ = StaticTlsSize();
   void* p = mmap(nullptr, kMaxThreads * sizeof(capture::ThreadSlot), PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -475,7 +502,12 @@ WriterOptions WriterFor(const DumpOptions& o) {
 DumpResult Dump::Run(int fd) {
   // The sink is made after the stop (or in a forked child), where opening a
   // library could wait forever on a loader lock a stopped thread holds.
-  if (options_.zstd && !ZstdSink::LoadLibrary()) {
+  bool loaded = true;
+  if (options_.zstd) {
+    const capture::LibraryOpenSection opening;  // a fork waits for it
+    loaded = ZstdSink::LoadLibrary();
+  }
+  if (!loaded) {
     result_.error = ELIBACC;
     return result_;
   }
