@@ -17,7 +17,7 @@
 namespace libdump::heapgraph {
 namespace {
 
-constexpr char kMagic[8] = {'L', 'D', 'I', 'N', 'D', 'E', 'X', '1'};
+constexpr char kMagic[8] = {'L', 'D', 'I', 'N', 'D', 'E', 'X', '2'};
 constexpr size_t kEdge = 64 << 10;  // bytes of the dump's head and tail hashed into the tag
 
 // A 4-lane multiply-rotate hash: fast enough to check gigabytes of index at
@@ -289,6 +289,26 @@ void GetStrings(Reader& r, std::vector<std::string>& v) {
   for (std::string& s : v) s = r.Str();
 }
 
+// An unordered map as (key, value) pairs in key order, so the file is reproducible.
+template <typename Map>
+void PutMap(Writer& w, const Map& m) {
+  std::vector<std::pair<uint64_t, uint64_t>> pairs(m.begin(), m.end());
+  std::sort(pairs.begin(), pairs.end());
+  std::vector<uint64_t> flat;
+  flat.reserve(2 * pairs.size());
+  for (const auto& [k, v] : pairs) flat.insert(flat.end(), {k, v});
+  w.Vec(flat);
+}
+
+template <typename Map>
+void GetMap(Reader& r, Map& m) {
+  std::vector<uint64_t> flat;
+  r.Vec(flat);
+  for (size_t k = 0; k + 1 < flat.size(); k += 2) {
+    m[static_cast<typename Map::key_type>(flat[k])] = static_cast<typename Map::mapped_type>(flat[k + 1]);
+  }
+}
+
 void PutGraph(Writer& w, const HeapGraph& g) {
   w.U64(static_cast<uint64_t>(g.source));
   w.Str(g.format);
@@ -298,7 +318,8 @@ void PutGraph(Writer& w, const HeapGraph& g) {
   for (const ClassInfo& c : g.classes) {
     w.Str(c.name);
     for (uint64_t v : {c.id, uint64_t{c.super}, uint64_t{c.object}, uint64_t{c.instance_size}, uint64_t{c.platform},
-                       uint64_t{c.weak}, uint64_t{c.array_type}, c.count, c.bytes, c.retained}) {
+                       uint64_t{c.weak}, uint64_t{c.array_type}, static_cast<uint64_t>(c.named_by), c.count, c.bytes,
+                       c.retained}) {
       w.U64(v);
     }
     w.U64(c.fields.size());
@@ -316,8 +337,10 @@ void PutGraph(Writer& w, const HeapGraph& g) {
   PutStrings(w, g.root_kinds);
   w.U64(g.roots.size());
   for (const Root& r : g.roots) {
-    for (uint64_t v : {uint64_t{r.object}, uint64_t{r.kind}, uint64_t{r.thread}}) w.U64(v);
+    for (uint64_t v : {uint64_t{r.object}, uint64_t{r.kind}, uint64_t{r.thread}, r.slot, r.ptr, r.frame_sp}) w.U64(v);
     w.Str(r.label);
+    w.Str(r.variable);
+    w.Str(r.module);
   }
   w.U64(g.threads.size());
   for (const ThreadInfo& t : g.threads) {
@@ -330,17 +353,23 @@ void PutGraph(Writer& w, const HeapGraph& g) {
   w.Vec(g.finalizable);
   w.U64(g.dropped_roots);
   w.U64(g.dangling);
+  w.U64(g.big_endian);
+  w.U64(g.modules.size());
+  for (const ModuleInfo& m : g.modules) {
+    for (uint64_t v : {m.start, m.end, m.file_offset}) w.U64(v);
+    w.Str(m.path);
+    w.Str(m.build_id);
+  }
+  w.U64(g.frames.size());
+  for (const FrameInfo& f : g.frames) {
+    for (uint64_t v : {f.sp, f.parent, f.entry, f.pc, uint64_t{f.thread}}) w.U64(v);
+    w.Str(f.name);
+  }
   PutPacked(w, g.ids);
   w.Vec(g.cls);
   w.Vec(g.size32);
-  std::vector<uint64_t> big;  // (index, size) pairs, in index order so the file is reproducible
-  for (const auto& [i, s] : g.big_sizes) big.insert(big.end(), {i, s});
-  std::vector<std::pair<uint64_t, uint64_t>> pairs;
-  for (size_t k = 0; k < big.size(); k += 2) pairs.emplace_back(big[k], big[k + 1]);
-  std::sort(pairs.begin(), pairs.end());
-  big.clear();
-  for (const auto& [i, s] : pairs) big.insert(big.end(), {i, s});
-  w.Vec(big);
+  PutMap(w, g.big_sizes);
+  PutMap(w, g.elements);
   PutPacked(w, g.where);
   w.Vec(g.out_begin);
   w.Vec(g.out);
@@ -348,14 +377,7 @@ void PutGraph(Writer& w, const HeapGraph& g) {
   w.Vec(g.by_id);
   w.U64(g.stacks.size());
   for (const auto& s : g.stacks) PutStrings(w, s);
-  std::vector<uint64_t> so;
-  for (const auto& [i, s] : g.stack_of) so.insert(so.end(), {i, s});
-  std::vector<std::pair<uint64_t, uint64_t>> sop;
-  for (size_t k = 0; k < so.size(); k += 2) sop.emplace_back(so[k], so[k + 1]);
-  std::sort(sop.begin(), sop.end());
-  so.clear();
-  for (const auto& [i, s] : sop) so.insert(so.end(), {i, s});
-  w.Vec(so);
+  PutMap(w, g.stack_of);
   w.Vec(g.idom);
   w.Vec(g.retained);
   w.Vec(g.path_parent);
@@ -408,6 +430,12 @@ bool Consistent(const HeapGraph& g) {
   for (const auto& [i, s] : g.big_sizes) {
     if (i >= n) return false;
   }
+  for (const auto& [i, e] : g.elements) {
+    if (i >= n) return false;
+  }
+  for (const FrameInfo& f : g.frames) {
+    if (!(f.thread < g.threads.size() || f.thread == UINT32_MAX)) return false;
+  }
   return true;
 }
 
@@ -416,7 +444,7 @@ bool GetGraph(Reader& r, HeapGraph& g) {
   g.format = r.Str();
   g.id_size = static_cast<uint32_t>(r.U64());
   g.go = r.U64() != 0;
-  g.classes.resize(r.Count(8 * 11));
+  g.classes.resize(r.Count(8 * 12));
   for (ClassInfo& c : g.classes) {
     c.name = r.Str();
     c.id = r.U64();
@@ -426,6 +454,7 @@ bool GetGraph(Reader& r, HeapGraph& g) {
     c.platform = r.U64() != 0;
     c.weak = r.U64() != 0;
     c.array_type = static_cast<uint8_t>(r.U64());
+    c.named_by = static_cast<NamedBy>(std::min<uint64_t>(r.U64(), static_cast<uint64_t>(NamedBy::kSize)));
     c.count = r.U64();
     c.bytes = r.U64();
     c.retained = r.U64();
@@ -446,12 +475,17 @@ bool GetGraph(Reader& r, HeapGraph& g) {
     if (!r.ok()) return false;
   }
   GetStrings(r, g.root_kinds);
-  g.roots.resize(r.Count(8 * 4));
+  g.roots.resize(r.Count(8 * 9));
   for (Root& x : g.roots) {
     x.object = static_cast<Index>(r.U64());
     x.kind = static_cast<uint32_t>(r.U64());
     x.thread = static_cast<uint32_t>(r.U64());
+    x.slot = r.U64();
+    x.ptr = r.U64();
+    x.frame_sp = r.U64();
     x.label = r.Str();
+    x.variable = r.Str();
+    x.module = r.Str();
   }
   g.threads.resize(r.Count(8 * 5));
   for (ThreadInfo& t : g.threads) {
@@ -464,12 +498,29 @@ bool GetGraph(Reader& r, HeapGraph& g) {
   r.Vec(g.finalizable);
   g.dropped_roots = r.U64();
   g.dangling = r.U64();
+  g.big_endian = r.U64() != 0;
+  g.modules.resize(r.Count(8 * 5));
+  for (ModuleInfo& m : g.modules) {
+    m.start = r.U64();
+    m.end = r.U64();
+    m.file_offset = r.U64();
+    m.path = r.Str();
+    m.build_id = r.Str();
+  }
+  g.frames.resize(r.Count(8 * 6));
+  for (FrameInfo& f : g.frames) {
+    f.sp = r.U64();
+    f.parent = r.U64();
+    f.entry = r.U64();
+    f.pc = r.U64();
+    f.thread = static_cast<uint32_t>(r.U64());
+    f.name = r.Str();
+  }
   if (!GetPacked(r, g.ids)) return false;
   r.Vec(g.cls);
   r.Vec(g.size32);
-  std::vector<uint64_t> big;
-  r.Vec(big);
-  for (size_t k = 0; k + 1 < big.size(); k += 2) g.big_sizes[static_cast<Index>(big[k])] = big[k + 1];
+  GetMap(r, g.big_sizes);
+  GetMap(r, g.elements);
   if (!GetPacked(r, g.where)) return false;
   r.Vec(g.out_begin);
   r.Vec(g.out);
@@ -477,9 +528,7 @@ bool GetGraph(Reader& r, HeapGraph& g) {
   r.Vec(g.by_id);
   g.stacks.resize(r.Count(8));
   for (auto& s : g.stacks) GetStrings(r, s);
-  std::vector<uint64_t> so;
-  r.Vec(so);
-  for (size_t k = 0; k + 1 < so.size(); k += 2) g.stack_of[static_cast<Index>(so[k])] = static_cast<uint32_t>(so[k + 1]);
+  GetMap(r, g.stack_of);
   r.Vec(g.idom);
   r.Vec(g.retained);
   r.Vec(g.path_parent);

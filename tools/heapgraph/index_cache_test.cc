@@ -35,6 +35,7 @@ void ExpectSameGraph(const HeapGraph& a, const HeapGraph& b) {
     EXPECT_EQ(x.count, y.count);
     EXPECT_EQ(x.bytes, y.bytes);
     EXPECT_EQ(x.retained, y.retained);
+    EXPECT_EQ(x.named_by, y.named_by);
     ASSERT_EQ(x.fields.size(), y.fields.size());
     for (size_t f = 0; f < x.fields.size(); ++f) {
       EXPECT_EQ(x.fields[f].name, y.fields[f].name);
@@ -47,6 +48,11 @@ void ExpectSameGraph(const HeapGraph& a, const HeapGraph& b) {
   for (size_t r = 0; r < a.roots.size(); ++r) {
     EXPECT_EQ(a.roots[r].object, b.roots[r].object);
     EXPECT_EQ(a.roots[r].label, b.roots[r].label);
+    EXPECT_EQ(a.roots[r].slot, b.roots[r].slot);
+    EXPECT_EQ(a.roots[r].ptr, b.roots[r].ptr);
+    EXPECT_EQ(a.roots[r].frame_sp, b.roots[r].frame_sp);
+    EXPECT_EQ(a.roots[r].variable, b.roots[r].variable);
+    EXPECT_EQ(a.roots[r].module, b.roots[r].module);
   }
   ASSERT_EQ(a.threads.size(), b.threads.size());
   for (size_t t = 0; t < a.threads.size(); ++t) EXPECT_EQ(a.threads[t].frames, b.threads[t].frames);
@@ -56,6 +62,20 @@ void ExpectSameGraph(const HeapGraph& a, const HeapGraph& b) {
     EXPECT_EQ(a.Size(i), b.Size(i));
   }
   EXPECT_EQ(a.cls, b.cls);
+  EXPECT_EQ(a.elements, b.elements);
+  EXPECT_EQ(a.big_endian, b.big_endian);
+  ASSERT_EQ(a.modules.size(), b.modules.size());
+  for (size_t m = 0; m < a.modules.size(); ++m) {
+    EXPECT_EQ(a.modules[m].path, b.modules[m].path);
+    EXPECT_EQ(a.modules[m].build_id, b.modules[m].build_id);
+    EXPECT_EQ(a.modules[m].start, b.modules[m].start);
+  }
+  ASSERT_EQ(a.frames.size(), b.frames.size());
+  for (size_t f = 0; f < a.frames.size(); ++f) {
+    EXPECT_EQ(a.frames[f].name, b.frames[f].name);
+    EXPECT_EQ(a.frames[f].pc, b.frames[f].pc);
+    EXPECT_EQ(a.frames[f].thread, b.frames[f].thread);
+  }
   EXPECT_EQ(a.out_begin, b.out_begin);
   EXPECT_EQ(a.out, b.out);
   EXPECT_EQ(a.weak_edges, b.weak_edges);
@@ -89,6 +109,15 @@ class IndexCache : public ::testing::Test {
 };
 
 TEST_F(IndexCache, ReadsBackWhatItSaved) {
+  // What the typing pass adds to a loaded graph comes back too.
+  ASSERT_FALSE(graph_.roots.empty());
+  graph_.classes[0].named_by = NamedBy::kShape;
+  graph_.roots[0].variable = "g_accounts";
+  graph_.roots[0].module = "prog";
+  graph_.elements[0] = 3;
+  graph_.big_endian = true;
+  graph_.modules.push_back({0x400000, 0x401000, 0x1000, "/bin/prog", "abcd"});
+  graph_.frames.push_back({0x7ff0, 0x8000, 0x401000, 0x401010, "main", UINT32_MAX});
   std::string why;
   ASSERT_TRUE(SaveIndex(index_, dump_, "salt", graph_, &why)) << why;
   HeapGraph back;
