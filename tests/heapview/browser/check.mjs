@@ -6,26 +6,13 @@
 // that a screenshot of the histogram is not blank.
 //
 //   node check.mjs URL SCREENSHOT.png
-import puppeteer from 'puppeteer-core';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { checker, withChromium } from './chromium.mjs';
 
 const [url, shot] = process.argv.slice(2);
-let failed = 0;
-function check(what, ok, detail = '') {
-  console.log(`${ok ? 'ok' : 'FAIL'}: ${what}${ok || !detail ? '' : ` (${detail})`}`);
-  if (!ok) failed = 1;
-}
+const { check, failed } = checker();
 
-const profile = mkdtempSync(join(tmpdir(), 'heapview-chromium-'));
-const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-         '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`],
-});
-try {
+await withChromium(async (browser) => {
   const page = await browser.newPage();
   await page.setViewport({ width: 1000, height: 700 });
   const dialogs = [];
@@ -96,8 +83,5 @@ try {
   await page.goto(`${url}object/0x9999`, { waitUntil: 'load' });
   check('a missing object is a 404 page', (await page.title()).startsWith('Not found'));
   check('no dialog opened (no script ran)', dialogs.length === 0, dialogs.join(','));
-} finally {
-  await browser.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-process.exit(failed);
+});
+process.exit(failed());

@@ -3,26 +3,13 @@
 // the top accumulation point, and its path link reaches a root.
 //
 //   node series.mjs URL SCREENSHOT.png
-import puppeteer from 'puppeteer-core';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { writeFileSync } from 'node:fs';
+import { checker, withChromium } from './chromium.mjs';
 
 const [url, shot] = process.argv.slice(2);
-let failed = 0;
-function check(what, ok, detail = '') {
-  console.log(`${ok ? 'ok' : 'FAIL'}: ${what}${ok || !detail ? '' : ` (${detail})`}`);
-  if (!ok) failed = 1;
-}
+const { check, failed } = checker();
 
-const profile = mkdtempSync(join(tmpdir(), 'heapview-chromium-'));
-const browser = await puppeteer.launch({
-  executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-  headless: true,
-  args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking',
-         '--disable-component-update', '--disable-sync', `--user-data-dir=${profile}`],
-});
-try {
+await withChromium(async (browser) => {
   const page = await browser.newPage();
   await page.setViewport({ width: 1200, height: 800 });
   await page.goto(url, { waitUntil: 'load' });
@@ -44,8 +31,5 @@ try {
   const body = await page.$eval('body', (b) => b.textContent);
   check('path page: the point is held by a root', body.includes('app::SessionCache') && /root/i.test(body),
         body.slice(0, 300));
-} finally {
-  await browser.close();
-  rmSync(profile, { recursive: true, force: true });
-}
-process.exit(failed);
+});
+process.exit(failed());
