@@ -324,9 +324,11 @@ size_t SlotSize(const Span* s) {
 }
 
 void* AllocateSlow(size_t size) {
-  if (LIBDUMP_UNLIKELY(g_debug_heap)) return DebugAllocate(size);
   ThreadHeap* h = t_heap;
+  // Attached first: AttachHeap initializes the allocator, g_debug_heap among
+  // it, and its acquire is what orders the flag's read after that write.
   if (h == nullptr) h = AttachHeap();
+  if (LIBDUMP_UNLIKELY(g_debug_heap)) return DebugAllocate(size);
   if (size > kMaxSmallSize) return AllocateLarge(h, size, 1);
   const int c = SizeToClass(size);
   ClassCache& cc = h->cache[c];
