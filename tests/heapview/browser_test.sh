@@ -1,17 +1,28 @@
 #!/bin/bash
-# heapview in Debian's headless chromium (tests/heapview/browser/check.mjs,
-# puppeteer-core pinned by its package-lock.json, installed by
-# scripts/setup.sh with npm ci).
-#   browser_test.sh HEAPVIEW GRAPH.dump WORKDIR
+# heapview in Debian's headless chromium (puppeteer-core pinned by
+# tests/heapview/browser/package-lock.json, installed by scripts/setup.sh with
+# npm ci): serves the files on a free port, then runs one page check of
+# tests/heapview/browser/ against it (check.mjs unless CHECK names another).
+#   browser_test.sh HEAPVIEW WORKDIR [CHECK.mjs] -- HEAPVIEW_ARGS...
+#   browser_test.sh HEAPVIEW GRAPH.dump WORKDIR          (check.mjs on GRAPH.dump)
 set -u
-tool=$1 dump=$2 work=$3
+tool=$1
+if [ $# -eq 3 ]; then
+  work=$3 check=check.mjs
+  set -- "$2"
+else
+  work=$2 check=check.mjs
+  shift 2
+  [ "$1" != -- ] && { check=$1; shift; }
+  shift  # --
+fi
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work" && mkdir -p "$work"
 if [ ! -d "$here/browser/node_modules/puppeteer-core" ]; then
   echo "FAIL: puppeteer-core is not installed: run scripts/setup.sh (npm ci in $here/browser)"
   exit 1
 fi
-"$tool" --port 0 -q "$dump" > "$work/server.out" 2> "$work/server.err" &
+"$tool" --port 0 -q "$@" > "$work/server.out" 2> "$work/server.err" &
 pid=$!
 trap 'kill $pid 2>/dev/null' EXIT
 url=
@@ -23,7 +34,7 @@ done
 if [ -z "$url" ]; then
   echo "FAIL: heapview did not start"; cat "$work/server.err"; kill $pid; exit 1
 fi
-node "$here/browser/check.mjs" "$url" "$work/histogram.png"
+node "$here/browser/$check" "$url" "$work/${check%.mjs}.png"
 rc=$?
 kill -INT $pid
 wait $pid
