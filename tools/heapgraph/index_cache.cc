@@ -221,11 +221,14 @@ IndexReport OpenIndexed(const std::string& path, HeapGraph& g, const Progress& p
     open(g);
     return rep;
   }
-  if (progress) progress("reading the index", 0);
-  if (LoadIndex(rep.index, path, o.salt, g, &rep.note)) {
-    rep.use = IndexUse::kLoaded;
-    rep.note.clear();
-    return rep;
+  // `note` says why an index that is there was not used; a first open has none.
+  if (::access(rep.index.c_str(), F_OK) == 0) {
+    if (progress) progress("reading the index", 0);
+    if (LoadIndex(rep.index, path, o.salt, g, &rep.note)) {
+      rep.use = IndexUse::kLoaded;
+      rep.note.clear();
+      return rep;
+    }
   }
   // Tagged as the dump was before it was read: one that changes while it is
   // read gets no index.

@@ -51,10 +51,9 @@ bool IsLoopback(const std::string& a) {
 }
 
 // Opens one file, printing a progress line on stderr while it reads.
-libdump::heapgraph::IndexOptions g_index;
-
 libdump::heapgraph::IndexReport OpenWithProgress(const std::string& path, HeapGraph& g,
-                                                 const libdump::typing::Options& typing, bool quiet) {
+                                                 const libdump::typing::Options& typing,
+                                                 const libdump::heapgraph::IndexOptions& index, bool quiet) {
   const bool tty = isatty(2);
   std::string last;
   const libdump::heapgraph::Progress progress = [&](const char* step, uint64_t offset) {
@@ -68,7 +67,7 @@ libdump::heapgraph::IndexReport OpenWithProgress(const std::string& path, HeapGr
     }
     last = step;
   };
-  libdump::heapgraph::IndexOptions io = g_index;
+  libdump::heapgraph::IndexOptions io = index;
   io.salt = libdump::typing::CacheSalt(typing);
   const auto report = libdump::heapgraph::OpenIndexed(path, g, progress, io, [&](HeapGraph& h) {
     libdump::typing::Open(path, h, typing, progress);
@@ -77,7 +76,7 @@ libdump::heapgraph::IndexReport OpenWithProgress(const std::string& path, HeapGr
   using libdump::heapgraph::IndexUse;
   if (report.use == IndexUse::kUnsaved) {
     std::cerr << "heapview: " << path << ": index not written: " << report.note << '\n';
-  } else if (!quiet && report.use == IndexUse::kSaved && report.note != "no index yet") {
+  } else if (!quiet && report.use == IndexUse::kSaved && !report.note.empty()) {
     std::cerr << "heapview: " << path << ": index rebuilt (" << report.note << ")\n";
   }
   return report;
@@ -93,6 +92,7 @@ int main(int argc, char** argv) {
   unsigned port = 7000, threads = 0;
   bool quiet = false;
   libdump::typing::Options typing;
+  libdump::heapgraph::IndexOptions index;
   po::options_description visible("options");
   visible.add_options()("help,h", "print this help and exit")(
       "port", po::value<unsigned>(&port)->value_name("N"), "TCP port (default 7000; 0 picks a free one)")(
@@ -107,7 +107,7 @@ int main(int argc, char** argv) {
       "threads", po::value<unsigned>(&threads)->value_name("N"),
       "server threads, 1 to 64 (default: cores, at least 2)")(
       "quiet,q", po::bool_switch(&quiet), "no progress line")(
-      "index-dir", po::value<std::string>(&g_index.dir)->value_name("DIR"),
+      "index-dir", po::value<std::string>(&index.dir)->value_name("DIR"),
       "keep the analysed graph here and reopen it from there (default: $XDG_CACHE_HOME/libdump, "
       "for dumps of 64 MiB or more; with DIR, every dump)")(
       "no-index-cache", po::bool_switch(), "neither read nor write an index")(
@@ -171,13 +171,13 @@ int main(int argc, char** argv) {
   std::string current = file;
   try {
     const auto t0 = std::chrono::steady_clock::now();
-    if (vm["no-index-cache"].as<bool>()) g_index.enabled = false;
-    const bool from_index = OpenWithProgress(file, g, typing, quiet).use == libdump::heapgraph::IndexUse::kLoaded;
+    if (vm["no-index-cache"].as<bool>()) index.enabled = false;
+    const bool from_index = OpenWithProgress(file, g, typing, index, quiet).use == libdump::heapgraph::IndexUse::kLoaded;
     if (series_flag) {
       std::vector<const HeapGraph*> series;
       for (size_t k = 0; k < files.size(); ++k) {
         current = files[k];
-        OpenWithProgress(files[k], older[k], typing, quiet);
+        OpenWithProgress(files[k], older[k], typing, index, quiet);
         series.push_back(&older[k]);
       }
       current = file;
@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
     }
     if (!baseline.empty()) {
       current = baseline;
-      OpenWithProgress(baseline, base, typing, quiet);
+      OpenWithProgress(baseline, base, typing, index, quiet);
       current = file;
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
