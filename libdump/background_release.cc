@@ -70,22 +70,6 @@ void RestartThread() {
 
 const proc::HelperThread kReleaseHelper{StopThread, RestartThread};
 
-// Process-directed signals (SIGINT, SIGTERM, SIGCHLD, SIGUSR1, ...) must not
-// land on a thread the program did not create, where its handler would run
-// among allocator frames or, with the program's threads blocking a signal for
-// sigwait, be taken by the wrong thread. Faults stay deliverable, and so do
-// real-time signals: heap dumps stop threads with one.
-void BlockAsyncSignals(sigset_t* old) {
-  sigset_t set;
-  sigemptyset(&set);
-  for (int s = 1; s < SIGRTMIN; ++s) {
-    if (s != SIGSEGV && s != SIGBUS && s != SIGFPE && s != SIGILL && s != SIGTRAP && s != SIGABRT && s != SIGSYS) {
-      sigaddset(&set, s);
-    }
-  }
-  pthread_sigmask(SIG_BLOCK, &set, old);
-}
-
 void ForkChild() { g_state.store(kNone, std::memory_order_relaxed); }
 
 __attribute__((constructor)) void FromEnvironment() {
@@ -121,7 +105,7 @@ bool SetBackgroundRelease(bool on) {
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 64 << 10);
   sigset_t old;
-  BlockAsyncSignals(&old);  // the new thread inherits the mask
+  proc::BlockProgramSignals(&old);  // the new thread inherits the mask
   const bool started = pthread_create(&g_thread, &attr, Loop, nullptr) == 0;
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   pthread_attr_destroy(&attr);

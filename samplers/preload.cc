@@ -219,18 +219,11 @@ void* SignalWriter(void*) {
 }
 
 bool StartSignalWriter() {
-  // The thread takes none of the program's signals, but faults and the
-  // real-time signals stay deliverable: a heap dump's stop is one, and a
-  // thread that never answers it holds every dump (and every thread the
-  // dump stopped) for the stop's whole timeout.
-  sigset_t block, old;
-  sigemptyset(&block);
-  for (int s = 1; s < SIGRTMIN; ++s) {
-    if (s != SIGSEGV && s != SIGBUS && s != SIGFPE && s != SIGILL && s != SIGTRAP && s != SIGABRT && s != SIGSYS) {
-      sigaddset(&block, s);
-    }
-  }
-  pthread_sigmask(SIG_BLOCK, &block, &old);
+  // The thread takes none of the program's signals, but a heap dump's stop
+  // (a real-time signal) reaches it: one that never answered would hold every
+  // dump for the stop's whole timeout.
+  sigset_t old;
+  libdump::proc::BlockProgramSignals(&old);
   const int rc = pthread_create(&g_writer, nullptr, SignalWriter, nullptr);
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
   g_writer_runs = rc == 0;

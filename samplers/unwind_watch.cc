@@ -77,18 +77,11 @@ void StartWatch() {
   OwnAllocationScope own;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
-  // Process-directed signals (SIGINT, SIGTERM, SIGPROF from a process
-  // timer, ...) must not land on a thread the program did not create, as
-  // libdump-release's policy says; faults and real-time signals (a heap
-  // dump's stop) stay deliverable. The new thread inherits the mask.
-  sigset_t block, old;
-  sigemptyset(&block);
-  for (int s = 1; s < SIGRTMIN; ++s) {
-    if (s != SIGSEGV && s != SIGBUS && s != SIGFPE && s != SIGILL && s != SIGTRAP && s != SIGABRT && s != SIGSYS) {
-      sigaddset(&block, s);
-    }
-  }
-  pthread_sigmask(SIG_BLOCK, &block, &old);
+  // The new thread inherits the mask: none of the program's signals
+  // (SIGPROF from a process timer among them), faults and a heap dump's stop
+  // still (helper_threads.h).
+  sigset_t old;
+  libdump::proc::BlockProgramSignals(&old);
   if (pthread_create(&g_thread, &attr, Watch, nullptr) == 0) {
     g_thread_runs = true;
   } else {

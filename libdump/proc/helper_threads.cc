@@ -69,6 +69,17 @@ HelpersStopped::~HelpersStopped() {
   errno = saved;
 }
 
+void BlockProgramSignals(sigset_t* old) {
+  sigset_t set;
+  sigemptyset(&set);
+  for (int s = 1; s < SIGRTMIN; ++s) {
+    if (s != SIGSEGV && s != SIGBUS && s != SIGFPE && s != SIGILL && s != SIGTRAP && s != SIGABRT && s != SIGSYS) {
+      sigaddset(&set, s);
+    }
+  }
+  pthread_sigmask(SIG_BLOCK, &set, old);
+}
+
 }  // namespace libdump::proc
 
 #define LIBDUMP_SETXID(name, params, args)                                             \

@@ -14,6 +14,8 @@
 // program made at that moment would have them.
 #pragma once
 
+#include <signal.h>
+
 namespace libdump::proc {
 
 struct HelperThread {
@@ -37,5 +39,15 @@ struct HelpersStopped {
  private:
   unsigned stopped_ = 0;  // bit k: helper k ran and is to start again
 };
+
+// Blocks, in the calling thread, the signals a thread libdump starts must not
+// take (`old` gets the mask before), so a thread created before the caller
+// restores `old` inherits it. Process-directed signals (SIGINT, SIGTERM,
+// SIGCHLD, SIGUSR1, ...) must not land on a thread the program did not
+// create, where its handler would run among libdump's frames or, with the
+// program's threads blocking a signal for sigwait, be taken by the wrong
+// thread. Faults stay deliverable, and so do real-time signals: heap dumps
+// stop threads with one.
+void BlockProgramSignals(sigset_t* old);
 
 }  // namespace libdump::proc
