@@ -3,7 +3,7 @@
 #include <sstream>
 
 #include "fuzz_input.h"
-#include "histogram.h"
+#include "type_histogram.h"
 #include "records.h"
 #include "summary.h"
 #include "threads.h"

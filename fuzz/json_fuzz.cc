@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "fuzz_input.h"
-#include "histogram.h"
+#include "type_histogram.h"
 #include "json_writer.h"
 #include "records.h"
 #include "summary.h"

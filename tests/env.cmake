@@ -1,4 +1,4 @@
-# LIBDUMP_* variables end to end under LD_PRELOAD (libdump/env/env_var.h):
+# LIBDUMP_* variables end to end under LD_PRELOAD (platform/env/env_var.h):
 # accepted spellings take effect, others are one stderr line. LD_PRELOAD of a
 # malloc cannot run under ASan: no_asan.
 if(TARGET libdump_runtime)

@@ -5,7 +5,7 @@
 # the crash, or offline by readdump --symbolize.
 if(TARGET libdump_samplers AND TARGET libdump_prof_preload)
   add_executable(flight_recorder_phases ${CMAKE_CURRENT_LIST_DIR}/flight_recorder/phases.cc)
-  target_include_directories(flight_recorder_phases PRIVATE ${PROJECT_SOURCE_DIR}/samplers)
+  target_include_directories(flight_recorder_phases PRIVATE ${PROJECT_SOURCE_DIR})
   # The interposition: worker-b's wait for the mutex reaches the window.
   target_link_libraries(flight_recorder_phases PRIVATE $<LINK_LIBRARY:WHOLE_ARCHIVE,libdump_pthread_interpose>
     libdump_samplers Threads::Threads)
