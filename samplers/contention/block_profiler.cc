@@ -16,22 +16,9 @@
 
 namespace libdump::samplers {
 
-std::atomic<int> g_wait_profiling{0};
-constinit thread_local WaitThreadState t_wait __attribute__((tls_model("initial-exec"))) = {};
-
 namespace {
 
 std::atomic<int64_t> g_block_rate{0};
-std::atomic<uint64_t> g_seed{0x9e3779b97f4a7c15ULL};
-std::atomic<uint64_t> g_threads_seeded{0};
-
-uint64_t SplitMix(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 // The profilers' own frames, on top of every recorded stack. A template's
 // demangled name starts with its return type, so the namespace is looked
 // for before the parameter list rather than at the start.
@@ -42,37 +29,12 @@ bool IsProfilerFrame(std::string_view f) {
 
 }  // namespace
 
-void SetWaitSamplingSeed(uint64_t seed) {
-  g_seed.store(seed, std::memory_order_relaxed);
-  g_threads_seeded.store(0, std::memory_order_relaxed);
-  t_wait.rng = 0;
-}
-
-uint64_t WaitRandom() {
-  uint64_t x = t_wait.rng;
-  if (x == 0) {
-    x = SplitMix(g_seed.load(std::memory_order_relaxed) + g_threads_seeded.fetch_add(1, std::memory_order_relaxed));
-    if (x == 0) x = 1;
-  }
-  x ^= x << 13;
-  x ^= x >> 7;
-  x ^= x << 17;
-  t_wait.rng = x;
-  return x;
-}
-
 BlockSample SampleBlockEvent(int64_t ns, int64_t rate, uint64_t draw) {
   if (rate <= 0) return {false, 0, 0};
   if (ns <= 0) ns = 1;
   if (ns >= rate) return {true, 1, static_cast<double>(ns)};
   if (draw % static_cast<uint64_t>(rate) >= static_cast<uint64_t>(ns)) return {false, 0, 0};
   return {true, static_cast<double>(rate) / static_cast<double>(ns), static_cast<double>(rate)};
-}
-
-void WarmWaitStackCapture() {
-  t_wait.in_profiler = true;
-  WarmStackCapture();
-  t_wait.in_profiler = false;
 }
 
 ContentionTable& BlockTable() {

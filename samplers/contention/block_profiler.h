@@ -12,8 +12,6 @@
 namespace libdump::samplers {
 
 ContentionTable& BlockTable();
-// Sets up libunwind now, outside any lock (its first call takes ~1 ms).
-void WarmWaitStackCapture();
 ContentionTable& MutexTable();
 
 // contentions/count, delay/nanoseconds, the profilers' own frames removed

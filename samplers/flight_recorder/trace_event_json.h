@@ -1,6 +1,7 @@
-// A JSON writer for Trace Event files that is safe in a signal handler: it
-// formats into a fixed buffer (the caller's, typically on the stack) and
-// flushes it with write(2); no allocation, no locale, no stdio.
+// The flight recorder's window as a Trace Event file (docs/FLIGHT_RECORDER.md),
+// and the JSON writer under it, safe in a signal handler: it formats into a
+// fixed buffer (the caller's, typically on the stack) and flushes it with
+// write(2); no allocation, no locale, no stdio.
 #pragma once
 
 #include <cstddef>
@@ -47,3 +48,18 @@ class JsonOut {
 };
 
 }  // namespace libdump::samplers
+
+namespace libdump::samplers::flight {
+
+class Window;
+class Namer;
+
+inline constexpr size_t kTaskSet = 4096;  // ended tasks a snapshot can tell from open ones
+
+// The whole window as Trace Event JSON to fd, the window pinned meanwhile
+// (order: one entry per chunk; task_set: kTaskSet words of scratch).
+// Allocates nothing unless the namer does (null: frames in hex); the caller
+// holds the writer lock. Bytes written, or -1 with errno.
+int64_t WriteTraceEvents(Window& w, uint32_t* order, uint64_t* task_set, int fd, int sig, Namer* namer);
+
+}  // namespace libdump::samplers::flight

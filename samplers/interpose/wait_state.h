@@ -38,6 +38,9 @@ inline int64_t WaitClockNs() {
 uint64_t WaitRandom();
 // For tests: the seed later threads' generators start from.
 void SetWaitSamplingSeed(uint64_t seed);
+// Sets up libunwind now, outside any lock (its first call takes ~1 ms),
+// before a profile or the flight recorder turns the waits on.
+void WarmWaitStackCapture();
 
 // The interposition's calls into the profilers, each made with
 // t_wait.in_profiler set. A wait that began at t0 (WaitClockNs) and ended
