@@ -90,38 +90,14 @@ void ContentionTable::Add(Bucket* b, double count, double delay_ns) {
 }
 
 std::vector<ContentionBucketSnapshot> ContentionTable::Snapshot() {
-  std::vector<ContentionBucketSnapshot> out;
-  std::vector<uintptr_t> stacks;
-  std::vector<uint32_t> depths;
-  size_t n;
-  for (;;) {
-    Lock();
-    n = nbuckets_;
-    Unlock();
-    // Sized with the lock released: these allocations may themselves block
-    // in a profiled lock.
-    out.resize(n);
-    stacks.resize(n * kMaxFrames);
-    depths.resize(n);
-    Lock();
-    if (nbuckets_ == n) break;
-    Unlock();
-  }
-  size_t i = 0;
-  for (Bucket* b = all_; b != nullptr; b = b->all, ++i) {
-    out[i].count = b->count;
-    out[i].delay_ns = b->delay_ns;
-    depths[i] = b->depth;
-    std::memcpy(&stacks[i * kMaxFrames], b->pcs, b->depth * sizeof(uintptr_t));
-  }
-  Unlock();
-  std::vector<ContentionBucketSnapshot> kept;
-  for (size_t j = 0; j < n; ++j) {
-    if (out[j].count <= 0) continue;
-    out[j].stack.assign(&stacks[j * kMaxFrames], &stacks[j * kMaxFrames] + depths[j]);
-    kept.push_back(std::move(out[j]));
-  }
-  return kept;
+  std::vector<ContentionBucketSnapshot> all =
+      SnapshotBuckets<ContentionBucketSnapshot>(lock_, nbuckets_, all_, kMaxFrames,
+                                                [](ContentionBucketSnapshot& out, const Bucket& b) {
+                                                  out.count = b.count;
+                                                  out.delay_ns = b.delay_ns;
+                                                });
+  std::erase_if(all, [](const ContentionBucketSnapshot& b) { return b.count <= 0; });
+  return all;
 }
 
 void ContentionTable::Clear() {

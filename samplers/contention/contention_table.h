@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "samplers/unwind/frame_pointer_walk.h"
+#include "samplers/common/bucket_snapshot.h"
 #include "samplers/common/table_memory.h"
 
 namespace libdump::samplers {

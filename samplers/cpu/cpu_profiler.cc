@@ -35,18 +35,11 @@
 #include "samplers/threads/thread_create.h"
 #include "platform/proc/thread_list.h"
 #include "samplers/unwind/unwind_table.h"
+#include "samplers/common/bucket_snapshot.h"
 
 namespace libdump {
 namespace samplers {
 namespace {
-
-struct StackHash {
-  size_t operator()(const std::vector<uintptr_t>& v) const {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (uintptr_t x : v) h = (h ^ x) * 0x100000001b3ULL;
-    return static_cast<size_t>(h);
-  }
-};
 
 // The worker drains the ring and scans /proc/self/task every 100 ms, and
 // sooner when the handlers have pushed half a ring since it was last told.
@@ -75,7 +68,7 @@ struct Session {
   int64_t start_realtime_ns = 0;
   int64_t start_mono_ns = 0;
   std::unique_ptr<TimerEngine> engine;
-  std::unordered_map<std::vector<uintptr_t>, uint64_t, StackHash> counts;
+  std::unordered_map<std::vector<uintptr_t>, uint64_t, StackVectorHash> counts;
   std::thread worker;
   std::atomic<bool> stop{false};
 };

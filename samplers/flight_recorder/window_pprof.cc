@@ -12,22 +12,12 @@
 #include "samplers/flight_recorder/flight_recorder_clock.h"
 #include "samplers/flight_recorder/window_events.h"
 #include "samplers/symbolize/pprof_symbolizer.h"
+#include "samplers/common/bucket_snapshot.h"
 
 namespace libdump::samplers::flight {
-namespace {
-
-struct StackHash {
-  size_t operator()(const std::vector<uintptr_t>& v) const {
-    uint64_t h = 0xcbf29ce484222325ULL;
-    for (uintptr_t x : v) h = (h ^ x) * 0x100000001b3ULL;
-    return static_cast<size_t>(h);
-  }
-};
-
-}  // namespace
 
 bool WriteWindowPprof(Window& w, uint32_t* order, int64_t period, int fd) {
-  std::unordered_map<std::vector<uintptr_t>, uint64_t, StackHash> counts;
+  std::unordered_map<std::vector<uintptr_t>, uint64_t, StackVectorHash> counts;
   int64_t oldest = Ticks(), newest = 0;
   w.snapshotting().store(true, std::memory_order_seq_cst);
   const size_t n = w.Pin(order);

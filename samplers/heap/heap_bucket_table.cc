@@ -334,38 +334,13 @@ void HeapProfileTable::ForEachLive(
 }
 
 std::vector<HeapBucketSnapshot> HeapProfileTable::Snapshot() {
-  std::vector<HeapBucketSnapshot> out;
-  std::vector<uintptr_t> stacks;
-  std::vector<uint32_t> depths;
-  size_t n;
-  for (;;) {
-    Lock();
-    n = nbuckets_;
-    Unlock();
-    // Room for the buckets that exist now, reserved with the lock released
-    // (this allocation may itself be sampled); retried if more appeared.
-    out.resize(n);
-    stacks.resize(n * kMaxFrames);
-    depths.resize(n);
-    Lock();
-    if (nbuckets_ != n) {
-      Unlock();
-      continue;
-    }
-    size_t i = 0;
-    for (Bucket* b = all_; b != nullptr; b = b->all, ++i) {
-      out[i].size = b->size;
-      out[i].rate = b->rate;
-      out[i].frees = b->frees.load(std::memory_order_acquire);
-      out[i].allocs = b->allocs.load(std::memory_order_relaxed);
-      depths[i] = b->depth;
-      std::memcpy(&stacks[i * kMaxFrames], b->pcs, b->depth * sizeof(uintptr_t));
-    }
-    Unlock();
-    break;
-  }
-  for (size_t i = 0; i < n; ++i) out[i].stack.assign(&stacks[i * kMaxFrames], &stacks[i * kMaxFrames] + depths[i]);
-  return out;
+  return SnapshotBuckets<HeapBucketSnapshot>(lock_, nbuckets_, all_, kMaxFrames,
+                                             [](HeapBucketSnapshot& out, const Bucket& b) {
+                                               out.size = b.size;
+                                               out.rate = b.rate;
+                                               out.frees = b.frees.load(std::memory_order_acquire);
+                                               out.allocs = b.allocs.load(std::memory_order_relaxed);
+                                             });
 }
 
 namespace {

@@ -25,6 +25,7 @@
 
 #include "samplers/heap/hot_region.h"
 #include "samplers/unwind/frame_pointer_walk.h"
+#include "samplers/common/bucket_snapshot.h"
 #include "samplers/common/table_memory.h"
 
 namespace libdump::samplers {
