@@ -1,7 +1,7 @@
 // Fuzz entry point for the reader: any input either parses or raises a
 // FormatError; nothing crashes, hangs or allocates beyond the limits.
 // Built as a libFuzzer target with clang (-DLIBDUMP_FUZZ=ON) and driven with
-// deterministic mutations by reader_fuzz_test.cc in every build.
+// deterministic mutations by format_reader_fuzz_test.cc in every build.
 #include <cstddef>
 #include <cstdint>
 #include <sstream>

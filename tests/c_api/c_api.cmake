@@ -2,7 +2,7 @@
 # its heap through it; readdump checks the dump holds the root and the
 # finalizer it registered. Its malloc is libdump's: not under ASan.
 if(TARGET libdump_runtime AND TARGET readdump)
-  add_executable(c_api_test c_api/c_api_test.c)
+  add_executable(c_api_test ${CMAKE_CURRENT_LIST_DIR}/c_api_test.c)
   set_target_properties(c_api_test PROPERTIES C_STANDARD 99 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF)
   target_compile_options(c_api_test PRIVATE -Wall -Wextra -pedantic -Werror)
   target_compile_definitions(c_api_test PRIVATE _POSIX_C_SOURCE=200809L)

@@ -3,11 +3,11 @@
 # bad input. Needs the visualvm package (scripts/setup.sh): without it the
 # interop tests fail, they never skip.
 if(TARGET dumptohprof AND TARGET readdump)
-  add_executable(make_hprof_test_dump hprof/make_hprof_test_dump.cc)
+  add_executable(make_hprof_test_dump ${CMAKE_CURRENT_LIST_DIR}/make_hprof_test_dump.cc)
   target_link_libraries(make_hprof_test_dump PRIVATE libdump::format)
 
   set(_h ${CMAKE_CURRENT_BINARY_DIR}/hprof)
-  set(_check ${CMAKE_CURRENT_SOURCE_DIR}/hprof/heap_check.sh $<TARGET_FILE:dumptohprof> $<TARGET_FILE:readdump>)
+  set(_check ${CMAKE_CURRENT_LIST_DIR}/heap_check.sh $<TARGET_FILE:dumptohprof> $<TARGET_FILE:readdump>)
   add_test(NAME hprof_make_dumps COMMAND sh -c
     "mkdir -p ${_h} && $<TARGET_FILE:make_hprof_test_dump> ${_h}/kinds.dump && \
      $<TARGET_FILE:make_hprof_test_dump> ${_h}/many.dump --nodes 60000 && \
@@ -31,7 +31,7 @@ if(TARGET dumptohprof AND TARGET readdump)
   # The hprof writer alone, as a non-Java producer uses it (format/hprof/hprof_synthetic.cc).
   add_test(NAME hprof_visualvm_writer_synthetic COMMAND sh -c
     "mkdir -p ${_h}/synthetic && $<TARGET_FILE:hprof_synthetic> ${_h}/synthetic/synthetic.hprof >/dev/null && \
-     ${CMAKE_CURRENT_SOURCE_DIR}/hprof/heap_check.sh $<TARGET_FILE:dumptohprof> $<TARGET_FILE:readdump> \
+     ${CMAKE_CURRENT_LIST_DIR}/heap_check.sh $<TARGET_FILE:dumptohprof> $<TARGET_FILE:readdump> \
      ${_h}/synthetic/synthetic.hprof ${_h}/synthetic -- --threads 1 --frames 2 \
      --roots 'Java frame=1' --roots 'JNI global=1' --roots 'thread object=1' --roots unknown=2")
   set_tests_properties(hprof_visualvm_writer_synthetic PROPERTIES LABELS integration TIMEOUT 600)
@@ -44,14 +44,14 @@ if(TARGET dumptohprof AND TARGET readdump)
   if(TARGET sample_dump)
     add_test(NAME hprof_visualvm_sample_dump COMMAND sh -c
       "mkdir -p ${_h} && $<TARGET_FILE:sample_dump> ${_h}/sample.dump --nodes 5000 >/dev/null && \
-       ${CMAKE_CURRENT_SOURCE_DIR}/hprof/heap_check.sh $<TARGET_FILE:dumptohprof> $<TARGET_FILE:readdump> \
+       ${CMAKE_CURRENT_LIST_DIR}/heap_check.sh $<TARGET_FILE:dumptohprof> $<TARGET_FILE:readdump> \
        ${_h}/sample.dump ${_h}/sample")
     set_tests_properties(hprof_visualvm_sample_dump PROPERTIES LABELS integration TIMEOUT 600)
   endif()
   if(TARGET heap_dump_example)
     add_test(NAME hprof_visualvm_heap_dump_example COMMAND sh -c
       "mkdir -p ${_h} && $<TARGET_FILE:heap_dump_example> ${_h}/example.dump >/dev/null && \
-       ${CMAKE_CURRENT_SOURCE_DIR}/hprof/heap_check.sh $<TARGET_FILE:dumptohprof> $<TARGET_FILE:readdump> \
+       ${CMAKE_CURRENT_LIST_DIR}/heap_check.sh $<TARGET_FILE:dumptohprof> $<TARGET_FILE:readdump> \
        ${_h}/example.dump ${_h}/example")
     set_tests_properties(hprof_visualvm_heap_dump_example PROPERTIES LABELS "integration;no_asan" TIMEOUT 300)
   endif()
@@ -68,14 +68,14 @@ if(TARGET dumptohprof AND TARGET readdump)
 
   # HeapCheck's raw-record rules (those of Eclipse MAT and jhat): a valid file
   # passes, and each deliberately broken one fails with its own PROBLEM line.
-  add_executable(make_broken_hprofs hprof/make_broken_hprofs.cc)
+  add_executable(make_broken_hprofs ${CMAKE_CURRENT_LIST_DIR}/make_broken_hprofs.cc)
   target_link_libraries(make_broken_hprofs PRIVATE libdump::hprof)
-  add_test(NAME hprof_check_catches_broken_files COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/hprof/broken_check.sh
-    $<TARGET_FILE:make_broken_hprofs> ${CMAKE_CURRENT_SOURCE_DIR}/hprof/heap_check.sh $<TARGET_FILE:dumptohprof>
+  add_test(NAME hprof_check_catches_broken_files COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/broken_check.sh
+    $<TARGET_FILE:make_broken_hprofs> ${CMAKE_CURRENT_LIST_DIR}/heap_check.sh $<TARGET_FILE:dumptohprof>
     $<TARGET_FILE:readdump> ${_h}/broken)
   set_tests_properties(hprof_check_catches_broken_files PROPERTIES LABELS integration TIMEOUT 600)
 
-  add_test(NAME hprof_cli COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/hprof/cli_test.sh $<TARGET_FILE:dumptohprof>
+  add_test(NAME hprof_cli COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/cli_test.sh $<TARGET_FILE:dumptohprof>
     ${_h}/kinds.dump ${_h}/cli)
   set_tests_properties(hprof_cli PROPERTIES FIXTURES_REQUIRED hprof_dumps LABELS integration)
 endif()

@@ -14,7 +14,7 @@ cmake --install "$build" --prefix "$prefix" >/dev/null
 programs="use_format use_hprof use_pprof use_heap use_runtime use_samplers use_prof_preload use_c"
 for std in 17 20; do
   b=$prefix/consumer-$std
-  cmake -S "$src/tests/install_consumer" -B "$b" -DCMAKE_PREFIX_PATH="$prefix" -DCONSUMER_CXX_STANDARD=$std >/dev/null
+  cmake -S "$src/tests/install/consumer" -B "$b" -DCMAKE_PREFIX_PATH="$prefix" -DCONSUMER_CXX_STANDARD=$std >/dev/null
   cmake --build "$b" -j2 >/dev/null
   for p in $programs; do
     "$b/$p" || { echo "FAIL: $p (C++$std) exited $?"; exit 1; }
@@ -37,11 +37,11 @@ export PKG_CONFIG_PATH=$libdir/pkgconfig
 pc() { pkg-config "$@"; }
 # The flags must name the prefix it was installed to, wherever that is.
 pc --cflags libdump-format | grep -q -- "-I$prefix/" || { echo "FAIL: pkg-config names another prefix"; exit 1; }
-g++ -std=c++20 "$src/tests/install_consumer/use_format.cc" -o "$prefix/pc-format" $(pc --cflags --libs libdump-format)
-g++ -std=c++20 "$src/tests/install_consumer/use_pprof.cc" -o "$prefix/pc-pprof" $(pc --cflags --libs libdump-format)
-gcc -std=c99 -pedantic -Werror -D_POSIX_C_SOURCE=200809L "$src/tests/install_consumer/use_c.c" -o "$prefix/pc-c" \
+g++ -std=c++20 "$src/tests/install/consumer/use_format.cc" -o "$prefix/pc-format" $(pc --cflags --libs libdump-format)
+g++ -std=c++20 "$src/tests/install/consumer/use_pprof.cc" -o "$prefix/pc-pprof" $(pc --cflags --libs libdump-format)
+gcc -std=c99 -pedantic -Werror -D_POSIX_C_SOURCE=200809L "$src/tests/install/consumer/use_c.c" -o "$prefix/pc-c" \
   $(pc --cflags --libs libdump)
-g++ -std=c++20 "$src/tests/install_consumer/use_samplers.cc" -o "$prefix/pc-profiler" \
+g++ -std=c++20 "$src/tests/install/consumer/use_samplers.cc" -o "$prefix/pc-profiler" \
   $(pc --cflags --libs libdump-profiler)
 for p in pc-format pc-pprof pc-c pc-profiler; do
   LD_LIBRARY_PATH=$libdir "$prefix/$p" || { echo "FAIL: $p exited $?"; exit 1; }

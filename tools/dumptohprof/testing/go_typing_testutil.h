@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "go_dump_encoder_testutil.h"
+#include "testing/go_dump_encoder_testutil.h"
 #include "go_types.h"
 
 namespace libdump::dumptohprof::testing {
