@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The allocator under stress (tests/alloc_stress_program.cc) with
+# The allocator under stress (tests/allocator/alloc_stress_program.cc) with
 # LD_PRELOAD=libdump.so, heap dumps on SIGUSR2 and forks, for SECONDS.
 # Passes if every block kept its pattern, every dump was written and every
 # child ended. DEBUG=1 runs it under the debug heap too.

@@ -1,4 +1,4 @@
-// The allocator's stress test (tests/alloc_stress.sh): 4 threads malloc,
+// The allocator's stress test (tests/allocator/alloc_stress.sh): 4 threads malloc,
 // calloc, realloc (growth chains), memalign, posix_memalign, aligned_alloc
 // and new[] blocks of every size class and large sizes, hand one block in
 // eight to another thread to free, and keep each block filled with a pattern

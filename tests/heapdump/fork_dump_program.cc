@@ -1,5 +1,5 @@
 // A program that forks while heap dumps are requested, for the preload's
-// fork tests (tests/fork_dump_stress.sh, scripts/fork_dump_stress.sh).
+// fork tests (tests/heapdump/fork_dump_stress.sh, bench/fork/run.sh).
 //
 //   fork_dump_program SECONDS DLOPEN_LIB DUMP_DIR [SIGNAL [MAX_FORKS]]
 //

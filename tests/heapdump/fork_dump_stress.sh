@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Forks at any moment of a heap dump: tests/fork_dump_program.cc under
+# Forks at any moment of a heap dump: tests/heapdump/fork_dump_program.cc under
 # LD_PRELOAD=libdump.so with the dump signal, its parent dumping every 50 ms
 # and every fifth child dumping itself, for SECONDS; MODE `profilers` adds
 # libdumpprof.so (CPU and heap profiles, heap sampling every 4 KiB) and zstd

@@ -11,7 +11,7 @@ endif()
 
 # Forks while dumps are requested, in the parent and in the children, with
 # and without the profilers (issue 30: a forked child parked forever).
-# Bounded: 6 s of forking each. scripts/fork_dump_stress.sh runs it longer.
+# Bounded: 6 s of forking each; bench/fork/run.sh runs it in rounds, for longer.
 if(TARGET libdump_runtime AND TARGET libdump_prof_preload AND TARGET readdump)
   add_executable(fork_dump_program ${CMAKE_CURRENT_LIST_DIR}/fork_dump_program.cc)
   target_link_libraries(fork_dump_program PRIVATE Threads::Threads ${CMAKE_DL_LIBS})

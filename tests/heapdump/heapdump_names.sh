@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Every name in a signal dump is the name of its symbol, type or thread, byte
-# for byte: tests/dump_names_program.cc under LD_PRELOAD=libdump.so, a thread
+# for byte: tests/heapdump/dump_names_program.cc under LD_PRELOAD=libdump.so, a thread
 # parked in std::getline (a ~250-byte demangled name) and a class with a
 # name of several KiB, dumped DUMPS times on SIGUSR2. The names the program
 # prints itself (demangled there) must appear exactly; every other frame name
