@@ -66,6 +66,18 @@ const char* KindName(uint8_t k) {
   return "";
 }
 
+// A word of the debug heap's poison (docs/ALLOCATOR.md: every byte of a free
+// slot is 0xdf until it is written), whole or cut by a write's zeros.
+bool Poison(uint64_t w) {
+  bool any = false;
+  for (int k = 0; k < 8; ++k, w >>= 8) {
+    const uint8_t b = w & 0xff;
+    if (b != 0 && b != 0xdf) return false;
+    any |= b == 0xdf;
+  }
+  return any;
+}
+
 std::string Hex(uint64_t v) {
   char b[24];
   snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
@@ -116,6 +128,11 @@ class Shapes {
       const size_t nw = d.size() / 8;
       size_t others = 0, starts = 0, blocks = 0, first = nw, last = 0;
       uint64_t other = 0;  // the word that points to no object's start
+      // The debug heap's poison in a slot's unwritten bytes (a bucket
+      // array's slack past its buckets, a deque map's unused ends) is allowed
+      // in bucket arrays and deque maps outside their pointers, so that the
+      // shapes do not depend on the heap's mode or a slot's past.
+      size_t junk = 0, junk_first = nw, pointer_last = 0;
       // An object the loader scanned word by word has one reference per word
       // that points into an object, in order: those answer without a search.
       const auto out = g_.Out(i);
@@ -141,11 +158,18 @@ class Shapes {
         if (k == 1 && b == kNone && a >= lo_ && a < hi_ && (words_[i][0] == kColor || words_[i][0] == kZero))
           headers_.push_back({i, a});
         if (b == kNone || b == i) {
+          if (Poison(a)) {
+            ++junk;
+            junk_first = std::min(junk_first, k);
+            continue;
+          }
           ++others;
           other = a;
+          pointer_last = k;
           continue;
         }
         ++starts;
+        pointer_last = k;
         if (g_.Size(b) == 512) ++blocks;
         first = std::min(first, k);
         last = k;
@@ -158,13 +182,16 @@ class Shapes {
           strings_.push_back({b, i, static_cast<uint32_t>(k * 8), static_cast<uint32_t>(x)});
         }
       }
-      if (others == 1 && starts > 0 && d.size() >= 16) candidates_.push_back({i, FindContaining(g_, other)});
+      const bool junk_after = junk == 0 || junk_first > pointer_last;
+      if (others == 1 && starts > 0 && junk_after && d.size() >= 16)
+        candidates_.push_back({i, FindContaining(g_, other)});
       // A std::string of its own (32 bytes) holding a short string: its
       // pointer aims at its own buffer at +16, NUL at the length.
       if (d.size() == 32 && ctx_.Word(d, 0) == g_.ids[i] + 16) {
         const uint64_t len = ctx_.Word(d, 8);
         if (len <= 15 && d[16 + len] == 0) sso_.push_back(i);
       }
+      // (A map's run of block pointers is contiguous: its junk lies outside it.)
       if (others == 0 && starts > 0 && blocks == starts && last - first + 1 == starts && d.size() >= 64)
         pending_maps_.push_back(i);
     });
