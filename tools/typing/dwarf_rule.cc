@@ -82,6 +82,7 @@ class DwarfTyper {
     state_.assign(g_.size(), 0);
     typing_.assign(g_.size(), 0);
     budget_ = uint64_t{64} * g_.size() + (uint64_t{1} << 22);
+    cache_bytes_ = std::clamp<uint64_t>(kCacheBytesPerObject * g_.size(), kCacheBytesMin, kCacheBytesMax);
     SeedGlobals();
     SeedLocals();
     SeedVtableObjects();
@@ -127,7 +128,11 @@ class DwarfTyper {
   }
 
  private:
-  static constexpr uint64_t kCacheBytes = uint64_t{64} << 20;
+  // The payload copy of a pass: a few bytes per object of the dump (the
+  // pass's share of the typing's memory budget), within these bounds. What
+  // does not fit is expanded in a later pass.
+  static constexpr uint64_t kCacheBytesPerObject = 8;
+  static constexpr uint64_t kCacheBytesMin = uint64_t{4} << 20, kCacheBytesMax = uint64_t{64} << 20;
   static constexpr size_t kCacheObjects = size_t{1} << 20;
   // state_ bits
   static constexpr uint8_t kPending = 1, kDone = 2, kMarked = 4, kSeen = 8;
@@ -135,7 +140,7 @@ class DwarfTyper {
   // The objects not yet reached that the pending ones may reach through the
   // graph and that the scan will have passed by then (earlier in the file
   // than where their holder is expanded), breadth first, as many as
-  // kCacheBytes and kCacheObjects hold. An object later in the file is read
+  // cache_bytes_ and kCacheObjects hold. An object later in the file is read
   // when the scan comes to it.
   void Cacheable(const std::vector<Index>& from) {
     cacheable_.clear();
@@ -143,14 +148,20 @@ class DwarfTyper {
     for (Index i : from) queue.emplace_back(i, i);
     std::vector<Index> seen;
     uint64_t bytes = 0;
-    for (size_t k = 0; k < queue.size() && cacheable_.size() < kCacheObjects && seen.size() < kCacheObjects * 4; ++k) {
+    // The search itself stays within the cache's budget: it stops when the
+    // cache is full or its queue holds as many bytes as the cache.
+    const size_t max_queue = std::max<size_t>(from.size(), cache_bytes_ / sizeof(queue[0]));
+    for (size_t k = 0; k < queue.size() && cacheable_.size() < kCacheObjects && queue.size() < max_queue &&
+                       bytes < cache_bytes_;
+         ++k) {
       const auto [u, at] = queue[k];
       for (Index j : g_.Out(u)) {
         if (j >= g_.size() || state_[j] != 0) continue;
         state_[j] = kSeen;
         seen.push_back(j);
+        if (g_.Out(j).empty()) continue;  // never read (Offer)
         if (j < at) {
-          if (bytes + g_.Size(j) > kCacheBytes) continue;
+          if (bytes + g_.Size(j) > cache_bytes_) continue;
           bytes += g_.Size(j);
           cacheable_.push_back(j);
         }
@@ -445,7 +456,9 @@ class DwarfTyper {
     }
     if (!ctx_.Name(i, ClassOf(key), Rule::kDwarf, r.naming == Reach::kValue ? 0 : std::max<uint64_t>(count, 1))) return;
     if (state_[i] & (kPending | kDone)) return;
-    if (r.leaf) {
+    // An object that points into no object (a string's characters, an
+    // array of numbers) reaches nothing: it is named, never read.
+    if (r.leaf || g_.Out(i).empty()) {
       state_[i] = kDone | (state_[i] & kMarked);
       return;
     }
@@ -483,6 +496,7 @@ class DwarfTyper {
   std::vector<uint8_t> arena_;
   std::vector<Index> ready_;  // pending objects whose payload may be in the cache
   uint64_t budget_ = 0;
+  uint64_t cache_bytes_ = 0;
   uint64_t conflicts_ = 0;
 };
 
