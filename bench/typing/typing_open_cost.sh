@@ -7,7 +7,8 @@
 # and the fixed part: the same two opens of a dump of 10 records, whose
 # difference is reading the DWARF of the modules the dump names (the
 # program, libdump.so, Debian's libc6-dbg for libc and ld.so).
-# CPU seconds (user + system) and peak RSS (GNU time), best of RUNS.
+# CPU seconds (user + system) and peak RSS (GNU time), best of RUNS, with
+# no index cache (an index would answer the second open).
 #   bench/typing/typing_open_cost.sh BUILD_DIR [RECORDS] [RUNS]
 set -euo pipefail
 build=$(cd "$1" && pwd)
@@ -33,7 +34,7 @@ dump() {  # RECORDS OUT: the program's heap, dumped on SIGUSR2 once it is ready
 best() {  # ARGS...: "CPU_SECONDS PEAK_KB" of the fastest of $runs runs
   local b="" m=""
   for _ in $(seq "$runs"); do
-    read -r u y k < <( { /usr/bin/time -f "%U %S %M" "$readdump" --classes "$@" > /dev/null; } 2>&1 | tail -1)
+    read -r u y k < <( { /usr/bin/time -f "%U %S %M" "$readdump" --classes --no-index-cache "$@" > /dev/null; } 2>&1 | tail -1)
     s=$(awk -v a="$u" -v c="$y" 'BEGIN { printf "%.2f", a + c }')
     if [ -z "$b" ] || awk -v a="$s" -v c="$b" 'BEGIN { exit !(a < c) }'; then b=$s; m=$k; fi
   done
@@ -42,8 +43,8 @@ best() {  # ARGS...: "CPU_SECONDS PEAK_KB" of the fastest of $runs runs
 
 dump "$records" "$work/large.dump"
 dump 10 "$work/small.dump"
-objects=$("$readdump" --classes "$work/large.dump" | sed -n 's/^typed: [0-9]* of \([0-9]*\) objects.*/\1/p')
-named=$("$readdump" --classes "$work/large.dump" | sed -n 's/^typed: .* bytes (\(.*\))$/\1/p')
+objects=$("$readdump" --classes --no-index-cache "$work/large.dump" | sed -n 's/^typed: [0-9]* of \([0-9]*\) objects.*/\1/p')
+named=$("$readdump" --classes --no-index-cache "$work/large.dump" | sed -n 's/^typed: .* bytes (\(.*\))$/\1/p')
 read -r s0 k0 < <(best --no-typing "$work/large.dump")
 read -r s1 k1 < <(best "$work/large.dump")
 read -r f0 m0 < <(best --no-typing "$work/small.dump")

@@ -81,6 +81,7 @@ class DwarfTyper {
     if (modules_.empty()) return;
     state_.assign(g_.size(), 0);
     typing_.assign(g_.size(), 0);
+    has_extra_.assign(g_.size(), false);
     budget_ = uint64_t{64} * g_.size() + (uint64_t{1} << 22);
     cache_bytes_ = std::clamp<uint64_t>(kCacheBytesPerObject * g_.size(), kCacheBytesMin, kCacheBytesMax);
     SeedGlobals();
@@ -197,7 +198,10 @@ class DwarfTyper {
                         work.deque_elem == kNoCxxType && !work.leaf && typing_[i] != 0 &&
                         typings_[typing_[i] - 1].program == work.program && typings_[typing_[i] - 1].type == work.type &&
                         typings_[typing_[i] - 1].naming == Reach::kValue;
-    if (!simple) extras_[i] = work;
+    if (!simple) {
+      extras_[i] = work;
+      has_extra_[i] = true;
+    }
     const bool marked = state_[i] & kMarked;
     state_[i] = kPending | (marked ? kMarked : 0);
     pending_list_.push_back(i);
@@ -205,7 +209,9 @@ class DwarfTyper {
   }
 
   Reach TakeWork(Index i) {
-    if (auto it = extras_.find(i); it != extras_.end()) {
+    if (has_extra_[i]) {
+      has_extra_[i] = false;
+      auto it = extras_.find(i);
       Reach r = it->second;
       extras_.erase(it);
       return r;
@@ -490,6 +496,7 @@ class DwarfTyper {
   std::unordered_map<uint32_t, std::pair<CxxProgram*, uint32_t>> dump_class_;
   std::vector<Index> pending_list_;              // objects to expand (state_ kPending), in the order reached
   std::unordered_map<Index, Reach> extras_;      // their work when their typing alone does not say it
+  std::vector<bool> has_extra_;                  // per object: in extras_ (a bit, not a lookup, for the rest)
   std::vector<Reach> out_;
   std::vector<Index> cacheable_;  // sorted; state_ kMarked during the pass
   std::vector<std::pair<uint64_t, uint64_t>> cached_;  // per cacheable_: its payload in arena_ (UINT64_MAX: not read)

@@ -102,9 +102,6 @@ class Shapes {
     const Index last = g_.ById(n_ - 1);
     hi_ = g_.ids[last] + g_.Size(last);
     words_.assign(n_, {kOther, kOther, kOther, kOther});
-    for (uint32_t c = 0; c < g_.classes.size(); ++c) {
-      if (g_.classes[c].id == 0 && g_.classes[c].named_by == Rule::kNothing && g_.classes[c].array_type == 0) untyped_ = c;
-    }
     kind_.assign(n_, kNoShape);
     ReadWords();
     VerifyStrings();
@@ -136,7 +133,7 @@ class Shapes {
       // An object the loader scanned word by word has one reference per word
       // that points into an object, in order: those answer without a search.
       const auto out = g_.Out(i);
-      const bool scanned = g_.cls[i] == untyped_;
+      const bool scanned = ctx_.LoaderScanned(i);
       size_t e = 0;
       for (size_t k = 0; k < nw; ++k) {
         const uint64_t a = ctx_.Word(d, k * 8);
@@ -487,7 +484,6 @@ class Shapes {
   Context& ctx_;
   HeapGraph& g_;
   Index n_ = 0;
-  uint32_t untyped_ = kNone;  // the loader's "(untyped)" class
   uint64_t lo_ = 0, hi_ = 0;
   std::vector<std::array<uint32_t, 4>> words_;
   std::vector<uint8_t> kind_;
