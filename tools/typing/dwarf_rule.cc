@@ -13,6 +13,8 @@
 // most kMaxPasses passes.
 #include "dwarf_rule.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -68,6 +70,10 @@ struct Module {
   std::vector<LoadSegment> segments;  // link-time addresses
   CxxProgram* program = nullptr;
   bool tried = false;
+  bool given = false;         // a --binary FILE: read whatever its roots hold
+  uint64_t debug_size = 0;    // the debug file's size: what reading it costs
+  uint64_t claimed = 0;       // heap bytes its roots reach first (ClaimByModule)
+  bool roots_worth = false;   // its roots seed the walk (ClaimByModule)
 };
 
 class DwarfTyper {
@@ -82,6 +88,7 @@ class DwarfTyper {
     state_.assign(g_.size(), 0);
     typing_.assign(g_.size(), 0);
     has_extra_.assign(g_.size(), false);
+    ClaimByModule();
     budget_ = uint64_t{64} * g_.size() + (uint64_t{1} << 22);
     cache_bytes_ = std::clamp<uint64_t>(kCacheBytesPerObject * g_.size(), kCacheBytesMin, kCacheBytesMax);
     SeedGlobals();
@@ -243,8 +250,58 @@ class DwarfTyper {
       }
       if (!found) continue;
       mod.start = m.start, mod.end = m.end;
+      const auto& given = ctx_.options().binaries;
+      mod.given = std::find(given.begin(), given.end(), mod.file.debug) != given.end();
+      struct stat st;
+      if (stat(mod.file.debug.c_str(), &st) == 0) mod.debug_size = static_cast<uint64_t>(st.st_size);
       modules_.push_back(std::move(mod));
     }
+  }
+
+  // The module of a data root (its slot) or a stack root (its frame's pc).
+  Module* RootModule(const heapgraph::Root& r) {
+    if (r.kind == 1 && r.slot != 0) return ModuleOf(r.slot);
+    if (r.kind != 0 || r.slot == 0 || r.frame_sp == 0) return nullptr;
+    auto f = std::lower_bound(g_.frames.begin(), g_.frames.end(), r.frame_sp,
+                              [](const heapgraph::FrameInfo& a, uint64_t sp) { return a.sp < sp; });
+    if (f == g_.frames.end() || f->sp != r.frame_sp || f->pc == 0) return nullptr;
+    return ModuleOf(f->pc);
+  }
+
+  // Which modules' roots seed the walk. Reading a module's DWARF costs about
+  // its debug file's size in time and memory (libc6-dbg's compressed
+  // sections are inflated whole); its globals and locals name at most what
+  // its roots reach. Each module, in the dump's order (the program first),
+  // claims the heap bytes its roots reach that no module before claimed; its
+  // roots seed the walk when that is at least 1/kClaimRatio of its debug
+  // file, when the file is small (kSmallDebug: read in a few tens of
+  // milliseconds) or when it is a --binary FILE. Objects a module so skipped would
+  // have named (libc's stdio buffers, the preload's own tables) go to the
+  // weaker rules; vtables and std::function managers still open any module.
+  static constexpr uint64_t kClaimRatio = 64;
+  static constexpr uint64_t kSmallDebug = uint64_t{2} << 20;
+  void ClaimByModule() {
+    std::vector<std::vector<Index>> seeds(modules_.size());
+    for (const heapgraph::Root& r : g_.roots) {
+      if (r.object >= g_.size()) continue;
+      if (Module* m = RootModule(r)) seeds[m - modules_.data()].push_back(r.object);
+    }
+    std::vector<Index> queue;
+    for (size_t k = 0; k < modules_.size(); ++k) {
+      Module& m = modules_[k];
+      queue.clear();
+      for (Index o : seeds[k]) {
+        if (state_[o] == 0) state_[o] = kSeen, queue.push_back(o);
+      }
+      for (size_t h = 0; h < queue.size(); ++h) {
+        m.claimed += g_.Size(queue[h]);
+        for (Index j : g_.Out(queue[h])) {
+          if (j < g_.size() && state_[j] == 0) state_[j] = kSeen, queue.push_back(j);
+        }
+      }
+      m.roots_worth = m.claimed > 0 && (m.given || m.debug_size <= kSmallDebug || m.claimed >= m.debug_size / kClaimRatio);
+    }
+    std::fill(state_.begin(), state_.end(), 0);
   }
 
   // The module's DWARF, opened on first use; nullptr when it cannot be read.
@@ -293,6 +350,7 @@ class DwarfTyper {
     for (heapgraph::Root& r : g_.roots) {
       if (r.kind != 1 || r.slot == 0) continue;
       Module* m = ModuleOf(r.slot);
+      if (m == nullptr || !m->roots_worth) continue;
       CxxProgram* p = Program(m);
       if (p == nullptr) continue;
       const CxxGlobal* gl = p->GlobalAt(r.slot - m->bias);
@@ -324,6 +382,7 @@ class DwarfTyper {
                                 [](const heapgraph::FrameInfo& a, uint64_t sp) { return a.sp < sp; });
       if (f == g_.frames.end() || f->sp != r.frame_sp || f->parent == 0 || f->pc == 0) continue;
       Module* m = ModuleOf(f->pc);
+      if (m == nullptr || !m->roots_worth) continue;
       CxxProgram* p = Program(m);
       if (p == nullptr) continue;
       auto [li, fresh] = locals_of.try_emplace(f->sp);
