@@ -272,7 +272,9 @@ class DwarfTyper {
   // its debug file's size in time and memory (libc6-dbg's compressed
   // sections are inflated whole); its globals and locals name at most what
   // its roots reach. Each module, in the dump's order (the program first),
-  // claims the heap bytes its roots reach that no module before claimed; its
+  // claims the heap bytes its roots reach through objects the dump does not
+  // name (what a vtable class holds is its own module's to name) and that no
+  // module before claimed; its
   // roots seed the walk when that is at least 1/kClaimRatio of its debug
   // file, when the file is small (kSmallDebug: read in a few tens of
   // milliseconds) or when it is a --binary FILE. Objects a module so skipped would
@@ -290,13 +292,16 @@ class DwarfTyper {
     for (size_t k = 0; k < modules_.size(); ++k) {
       Module& m = modules_[k];
       queue.clear();
-      for (Index o : seeds[k]) {
-        if (state_[o] == 0) state_[o] = kSeen, queue.push_back(o);
-      }
+      auto claim = [&](Index o) {
+        if (state_[o] != 0 || ctx_.RuleOf(o) == Rule::kDump) return;
+        state_[o] = kSeen;
+        queue.push_back(o);
+      };
+      for (Index o : seeds[k]) claim(o);
       for (size_t h = 0; h < queue.size(); ++h) {
         m.claimed += g_.Size(queue[h]);
         for (Index j : g_.Out(queue[h])) {
-          if (j < g_.size() && state_[j] == 0) state_[j] = kSeen, queue.push_back(j);
+          if (j < g_.size()) claim(j);
         }
       }
       m.roots_worth = m.claimed > 0 && (m.given || m.debug_size <= kSmallDebug || m.claimed >= m.debug_size / kClaimRatio);
