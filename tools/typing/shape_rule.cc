@@ -101,7 +101,31 @@ class Shapes {
     lo_ = g_.ids[g_.ById(0)];
     const Index last = g_.ById(n_ - 1);
     hi_ = g_.ids[last] + g_.Size(last);
-    words_.assign(n_, {kOther, kOther, kOther, kOther});
+    // Only objects no stronger rule named, and those holding one, can be
+    // or own a shape: when they are few (a dump DWARF named), only they are
+    // read and kept (sparse); else every object (dense, no lookup).
+    auto relevant = [&](Index i) {
+      if (ctx_.RuleOf(i) == Rule::kNothing) return true;
+      for (Index j : g_.Out(i)) {
+        if (j < n_ && ctx_.RuleOf(j) == Rule::kNothing) return true;
+      }
+      return false;
+    };
+    size_t count = 0;
+    for (Index i = 0; i < n_; ++i) count += relevant(i);
+    if (count * 2 < n_) {
+      only_.reserve(count);
+      slot_.reserve(count);
+      for (Index i = 0; i < n_; ++i) {
+        if (!relevant(i)) continue;
+        slot_.emplace(i, static_cast<uint32_t>(only_.size()));
+        only_.push_back(i);
+      }
+      words_.assign(only_.size() + 1, {kOther, kOther, kOther, kOther});  // the last: every other object's
+      sparse_ = true;
+    } else {
+      words_.assign(n_, {kOther, kOther, kOther, kOther});
+    }
     kind_.assign(n_, kNoShape);
     ReadWords();
     VerifyStrings();
@@ -112,14 +136,24 @@ class Shapes {
     Lists();
     Triples();
     words_ = {};
+    slot_ = {};
     NameAll();
   }
 
  private:
   bool Unnamed(Index i) const { return ctx_.RuleOf(i) == Rule::kNothing && kind_[i] == kNoShape; }
 
+  // The first four words of object i, as object indices or kZero, kColor, kOther.
+  const std::array<uint32_t, 4>& W(Index i) const {
+    if (!sparse_) return words_[i];
+    auto it = slot_.find(i);
+    return words_[it == slot_.end() ? words_.size() - 1 : it->second];
+  }
+  std::array<uint32_t, 4>& WordsOf(Index i) { return sparse_ ? words_[slot_.find(i)->second] : words_[i]; }
+
   void ReadWords() {
-    ctx_.ScanAll([&](Index i, std::span<const uint8_t> d) {
+    const Context::Visit visit = [&](Index i, std::span<const uint8_t> d) {
+      std::array<uint32_t, 4>& mine = WordsOf(i);
       // Triples at every word of every object (the holder's side of strings
       // and vectors); the word census of bucket arrays and deque maps.
       const size_t nw = d.size() / 8;
@@ -138,7 +172,7 @@ class Shapes {
       for (size_t k = 0; k < nw; ++k) {
         const uint64_t a = ctx_.Word(d, k * 8);
         if (a == 0) {
-          if (k < 4) words_[i][k] = kZero;
+          if (k < 4) mine[k] = kZero;
           continue;
         }
         Index b = kNone;
@@ -150,9 +184,9 @@ class Shapes {
             ++e;
           }
         }
-        if (k < 4) words_[i][k] = b != kNone ? b : (k == 0 && (a & 0xffffffff) <= 1) ? kColor : kOther;
+        if (k < 4) mine[k] = b != kNone ? b : (k == 0 && (a & 0xffffffff) <= 1) ? kColor : kOther;
         // A tree's root names its header as parent: the container, maybe an object of its own.
-        if (k == 1 && b == kNone && a >= lo_ && a < hi_ && (words_[i][0] == kColor || words_[i][0] == kZero))
+        if (k == 1 && b == kNone && a >= lo_ && a < hi_ && (mine[0] == kColor || mine[0] == kZero))
           headers_.push_back({i, a});
         if (b == kNone || b == i) {
           if (Poison(a)) {
@@ -191,7 +225,13 @@ class Shapes {
       // (A map's run of block pointers is contiguous: its junk lies outside it.)
       if (others == 0 && starts > 0 && blocks == starts && last - first + 1 == starts && d.size() >= 64)
         pending_maps_.push_back(i);
-    });
+    };
+    if (sparse_) {
+      ctx_.Scan(only_, visit);
+    } else {
+      ctx_.ScanAll(visit);
+    }
+    only_ = {};
     auto by_body = [](const Claim& p, const Claim& q) {
       return p.body != q.body ? p.body < q.body : p.holder != q.holder ? p.holder < q.holder : p.offset < q.offset;
     };
@@ -241,20 +281,20 @@ class Shapes {
   static bool Color(uint32_t w) { return w == kColor || w == kZero; }
 
   bool IsRb(Index i) const {
-    const auto& w = words_[i];
+    const auto& w = W(i);
     if (g_.Size(i) < 40 || !Color(w[0])) return false;
     int links = 0;
     for (int k : {2, 3}) {
       const uint32_t c = w[k];
       if (c == kZero) continue;
-      if (c >= kColor || c == i || words_[c][1] != i || !Color(words_[c][0])) return false;
+      if (c >= kColor || c == i || W(c)[1] != i || !Color(W(c)[0])) return false;
       ++links;
     }
     const uint32_t p = w[1];
     if (p < kColor) {
       // A parent in the heap is a node holding this one as a child; else it
       // is the header, inside the container.
-      if (!Color(words_[p][0]) || (words_[p][2] != i && words_[p][3] != i)) return false;
+      if (!Color(W(p)[0]) || (W(p)[2] != i && W(p)[3] != i)) return false;
       ++links;
     } else if (p != kOther) {
       return false;
@@ -278,7 +318,7 @@ class Shapes {
       bool ok = true;
       for (Index s : g_.Out(b)) {
         if (s == other) continue;
-        ok &= s != b && g_.Size(s) >= 16 && (words_[s][0] == kZero || words_[s][0] < kColor);
+        ok &= s != b && g_.Size(s) >= 16 && (W(s)[0] == kZero || W(s)[0] < kColor);
       }
       if (ok) {
         arrays.push_back(b);
@@ -304,7 +344,7 @@ class Shapes {
         if (t != other_of[b] && ok) visit(t);
       }
       for (size_t k = 0; k < nodes.size() && ok; ++k) {
-        const uint32_t next = words_[nodes[k]][0];
+        const uint32_t next = W(nodes[k])[0];
         if (next == kZero) continue;
         if (next >= kColor) {
           ok = false;
@@ -320,15 +360,15 @@ class Shapes {
   void Lists() {
     for (Index i = 0; i < n_; ++i) {
       if (!Unnamed(i) || g_.Size(i) < 24) continue;
-      const uint32_t next = words_[i][0], prev = words_[i][1];
+      const uint32_t next = W(i)[0], prev = W(i)[1];
       if (next == kZero || prev == kZero || next == kColor) continue;
       int links = 0;
       if (next < kColor) {
-        if (words_[next][1] != i) continue;
+        if (W(next)[1] != i) continue;
         ++links;
       }
       if (prev < kColor) {
-        if (words_[prev][0] != i) continue;
+        if (W(prev)[0] != i) continue;
         ++links;
       }
       if (links > 0) kind_[i] = kListNode;
@@ -485,7 +525,10 @@ class Shapes {
   HeapGraph& g_;
   Index n_ = 0;
   uint64_t lo_ = 0, hi_ = 0;
-  std::vector<std::array<uint32_t, 4>> words_;
+  std::vector<std::array<uint32_t, 4>> words_;  // by object (dense) or by slot_ (sparse)
+  bool sparse_ = false;
+  std::unordered_map<Index, uint32_t> slot_;  // sparse: the objects read
+  std::vector<Index> only_;                    // sparse: those objects, ascending
   std::vector<uint8_t> kind_;
   std::vector<Claim> strings_, vectors_;
   std::vector<Index> pending_maps_;
