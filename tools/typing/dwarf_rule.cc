@@ -96,23 +96,31 @@ class DwarfTyper {
     SeedVtableObjects();
     for (int pass = 0; pass < kMaxPasses && !pending_list_.empty() && budget_ > 0; ++pass) {
       std::vector<Index> list;
-      list.swap(pending_list_);
-      std::sort(list.begin(), list.end());
-      list.erase(std::unique(list.begin(), list.end()), list.end());
-      std::erase_if(list, [&](Index i) { return !(state_[i] & kPending); });
+      if (pending_list_.size() > g_.size() / 32) {
+        // Many: the pending objects in index order from their state, not a sort.
+        pending_list_ = {};
+        for (Index i = 0; i < g_.size(); ++i) {
+          if (state_[i] & kPending) list.push_back(i);
+        }
+      } else {
+        list.swap(pending_list_);
+        std::sort(list.begin(), list.end());
+        list.erase(std::unique(list.begin(), list.end()), list.end());
+        std::erase_if(list, [&](Index i) { return !(state_[i] & kPending); });
+      }
       // What the pending objects may reach (the graph's edges), kept as the
       // scan passes it: an object reached after the scan passed it is
       // expanded from this copy, not in the next pass (a chain allocated
       // backwards would otherwise take a pass per link).
       Cacheable(list);
       const size_t pending_n = list.size();
-      list.insert(list.end(), cacheable_.begin(), cacheable_.end());
-      std::sort(list.begin(), list.end());
+      list.insert(list.end(), cacheable_.begin(), cacheable_.end());  // both sorted
+      std::inplace_merge(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(pending_n), list.end());
       list.erase(std::unique(list.begin(), list.end()), list.end());
       auto visit = [&](Index i, std::span<const uint8_t> data) {
         if (state_[i] & kPending) {
           state_[i] = kDone;
-          Expand(TakeWork(i), SpanMemory(g_.ids[i], data));
+          Expand(TakeWork(i), SpanMemory(g_.ids[i], data), i);
           DrainCached();
         } else if (state_[i] & kMarked) {
           const size_t k = std::lower_bound(cacheable_.begin(), cacheable_.end(), i) - cacheable_.begin();
@@ -194,7 +202,7 @@ class DwarfTyper {
       const auto [off, len] = cached_[it - cacheable_.begin()];
       if (off == UINT64_MAX) continue;  // not read yet: the scan will come to it
       state_[i] = kDone;
-      Expand(TakeWork(i), SpanMemory(g_.ids[i], std::span<const uint8_t>(arena_.data() + off, len)));
+      Expand(TakeWork(i), SpanMemory(g_.ids[i], std::span<const uint8_t>(arena_.data() + off, len)), i);
     }
   }
 
@@ -497,8 +505,23 @@ class DwarfTyper {
     return it->second = c;
   }
 
+  // The object starting at `addr`: among the references of the object being
+  // expanded when it has few (what its pointers reach is among them), else
+  // by the search over all objects.
+  Index FindReached(uint64_t addr) const {
+    if (from_ != kNone) {
+      const auto out = g_.Out(from_);
+      if (out.size() <= 16) {
+        for (Index j : out) {
+          if (j < g_.size() && g_.ids[j] == addr) return j;
+        }
+      }
+    }
+    return g_.Find(addr);
+  }
+
   void Offer(const Reach& r) {
-    const Index i = g_.Find(r.addr);
+    const Index i = FindReached(r.addr);
     if (i == kNone) return;  // inside an object (make_shared's object in its control block, a local buffer)
     const uint32_t key = Intern(r);
     if (typing_[i] != 0) {
@@ -537,12 +560,15 @@ class DwarfTyper {
     Pend(i, w);
   }
 
-  void Expand(const Reach& what, const MemoryReader& mem) {
+  // `from`: the object whose payload `mem` is (kNone: a global or a local).
+  void Expand(const Reach& what, const MemoryReader& mem, Index from = kNone) {
     out_.clear();
     expander_.Expand(what, mem, budget_, out_);
     const std::vector<Reach> found = std::move(out_);
     out_.clear();
+    from_ = from;
     for (const Reach& r : found) Offer(r);
+    from_ = kNone;
   }
 
   Context& ctx_;
@@ -568,6 +594,7 @@ class DwarfTyper {
   std::vector<Index> ready_;  // pending objects whose payload may be in the cache
   uint64_t budget_ = 0;
   uint64_t cache_bytes_ = 0;
+  Index from_ = kNone;  // the object Expand reads (FindReached)
   uint64_t conflicts_ = 0;
 };
 
