@@ -84,7 +84,7 @@ class DwarfTyper {
   void Run() {
     if (g_.ids.size() == 0 || ctx_.ptr_size() != 8 || g_.big_endian) return;  // libstdc++ x86-64 layouts
     LoadModules();
-    if (modules_.empty()) return;
+    if (std::none_of(modules_.begin(), modules_.end(), [](const Module& m) { return !m.file.debug.empty(); })) return;
     state_.assign(g_.size(), 0);
     typing_.assign(g_.size(), 0);
     has_extra_.assign(g_.size(), false);
@@ -246,8 +246,15 @@ class DwarfTyper {
       if (!seen.try_emplace({m.path, m.build_id}, true).second) continue;
       Module mod;
       mod.file = FindDebugFile(m.path, m.build_id, ctx_.options().binaries, ctx_.options().debug_dirs);
-      if (mod.file.debug.empty()) continue;
-      mod.segments = LoadSegments(mod.file.symbols.empty() ? mod.file.debug : mod.file.symbols);
+      if (mod.file.debug.empty()) {
+        // No DWARF: never opened, but its roots still claim what they reach
+        // first (ClaimByModule), from its own program headers.
+        mod.tried = true;
+        if (!m.build_id.empty() && BuildIdOf(m.path) != m.build_id) continue;
+        mod.segments = LoadSegments(m.path);
+      } else {
+        mod.segments = LoadSegments(mod.file.symbols.empty() ? mod.file.debug : mod.file.symbols);
+      }
       bool found = false;
       for (const LoadSegment& s : mod.segments) {
         if (m.file_offset >= s.offset && m.file_offset - s.offset < std::max<uint64_t>(s.filesz, 1)) {
@@ -259,9 +266,9 @@ class DwarfTyper {
       if (!found) continue;
       mod.start = m.start, mod.end = m.end;
       const auto& given = ctx_.options().binaries;
-      mod.given = std::find(given.begin(), given.end(), mod.file.debug) != given.end();
+      mod.given = !mod.file.debug.empty() && std::find(given.begin(), given.end(), mod.file.debug) != given.end();
       struct stat st;
-      if (stat(mod.file.debug.c_str(), &st) == 0) mod.debug_size = static_cast<uint64_t>(st.st_size);
+      if (!mod.file.debug.empty() && stat(mod.file.debug.c_str(), &st) == 0) mod.debug_size = static_cast<uint64_t>(st.st_size);
       modules_.push_back(std::move(mod));
     }
   }
@@ -279,7 +286,8 @@ class DwarfTyper {
   // Which modules' roots seed the walk. Reading a module's DWARF costs about
   // its debug file's size in time and memory (libc6-dbg's compressed
   // sections are inflated whole); its globals and locals name at most what
-  // its roots reach. Each module, in the dump's order (the program first),
+  // its roots reach. Each module, in the dump's order (the program first;
+  // modules without DWARF claim too, and are never read),
   // claims the heap bytes its roots reach through objects the dump does not
   // name (what a vtable class holds is its own module's to name) and that no
   // module before claimed; its
