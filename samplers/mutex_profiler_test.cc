@@ -3,6 +3,7 @@
 // `fraction` contentions is sampled, and values are scaled back by it.
 #include <gtest/gtest.h>
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 
 #include <atomic>
@@ -97,7 +98,9 @@ TEST_F(MutexProfile, TheHolderIsChargedForTheWaitsItCaused) {
 std::atomic<int> g_turn{0};
 
 // Exactly n contentions: each round the holder takes the lock, lets the
-// waiter try, and holds it 200 us more.
+// waiter try, waits until the waiter is blocked in it and holds it 200 us
+// more. (Without the wait a waiter scheduled late on a loaded machine found
+// the lock free: fewer contentions than rounds.)
 __attribute__((noinline)) void ContendedRounds(int n, bool holder) {
   for (int i = 0; i < n; ++i) {
     if (holder) {
@@ -105,6 +108,8 @@ __attribute__((noinline)) void ContendedRounds(int n, bool holder) {
       }
       g_mu.lock();
       g_turn.store(2 * i + 1);
+      // glibc marks a mutex with a blocked waiter 2 (bits/struct_mutex.h).
+      while (__atomic_load_n(&g_mu.native_handle()->__data.__lock, __ATOMIC_RELAXED) != 2) sched_yield();
       SleepNs(200000);
       g_mu.unlock();
     } else {

@@ -13,9 +13,10 @@
 //
 // glibc's own functions are found by dlvsym(RTLD_NEXT) at the version a
 // program links against today (dlsym would return the 2.2.5
-// pthread_cond_wait, made for another condition variable layout), on first
-// use: a lock may be taken by another library's constructor before ours
-// runs. glibc's dlvsym takes only its internal locks, never these.
+// pthread_cond_wait, made for another condition variable layout), all of
+// them when the library is loaded (dlvsym takes the loader's lock, which a
+// thread in dlopen may hold while it waits for the allocator), and on first
+// use for a lock taken by another library's constructor before ours runs.
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -84,26 +85,80 @@ __attribute__((noinline)) void ReleaseSlow(const void* lock) {
     }                                                                                                         \
   } while (0)
 
-// glibc's function at version (the one programs link today), or the
-// default one; resolved on first use, racing harmlessly. Out of line and
-// cold: every later call only loads the cached address.
-__attribute__((noinline, cold)) void* Resolve(std::atomic<void*>& cache, const char* name, const char* version) {
-  void* f = dlvsym(RTLD_NEXT, name, version);
-  if (f == nullptr) f = dlsym(RTLD_NEXT, name);
-  cache.store(f, std::memory_order_relaxed);
+// The functions interposed here, each with the glibc version programs link
+// against today.
+#define LIBDUMP_INTERPOSED(X) \
+  X(pthread_mutex_lock, "GLIBC_2.2.5") \
+  X(pthread_mutex_timedlock, "GLIBC_2.34") \
+  X(pthread_mutex_clocklock, "GLIBC_2.34") \
+  X(pthread_mutex_unlock, "GLIBC_2.2.5") \
+  X(pthread_rwlock_rdlock, "GLIBC_2.34") \
+  X(pthread_rwlock_wrlock, "GLIBC_2.34") \
+  X(pthread_rwlock_timedrdlock, "GLIBC_2.34") \
+  X(pthread_rwlock_timedwrlock, "GLIBC_2.34") \
+  X(pthread_rwlock_clockrdlock, "GLIBC_2.34") \
+  X(pthread_rwlock_clockwrlock, "GLIBC_2.34") \
+  X(pthread_rwlock_unlock, "GLIBC_2.34") \
+  X(pthread_cond_wait, "GLIBC_2.3.2") \
+  X(pthread_cond_timedwait, "GLIBC_2.3.2") \
+  X(pthread_cond_clockwait, "GLIBC_2.34") \
+  X(sem_wait, "GLIBC_2.34") \
+  X(sem_timedwait, "GLIBC_2.34") \
+  X(sem_clockwait, "GLIBC_2.34") \
+  X(pthread_barrier_wait, "GLIBC_2.34") \
+  X(pthread_join, "GLIBC_2.34") \
+  X(pthread_timedjoin_np, "GLIBC_2.34") \
+  X(pthread_clockjoin_np, "GLIBC_2.34")
+
+enum RealId {
+#define LIBDUMP_ID(name, version) kReal_##name,
+  LIBDUMP_INTERPOSED(LIBDUMP_ID)
+#undef LIBDUMP_ID
+  kRealCount
+};
+struct RealName {
+  const char* name;
+  const char* version;
+};
+constexpr RealName kRealNames[kRealCount] = {
+#define LIBDUMP_NAME(name, version) {#name, version},
+    LIBDUMP_INTERPOSED(LIBDUMP_NAME)
+#undef LIBDUMP_NAME
+};
+std::atomic<void*> g_real[kRealCount];
+
+// glibc's function at its version, or the default one. Out of line and
+// cold: every call after the library's constructor only loads the address.
+__attribute__((noinline, cold)) void* Resolve(RealId id) {
+  void* f = dlvsym(RTLD_NEXT, kRealNames[id].name, kRealNames[id].version);
+  if (f == nullptr) f = dlsym(RTLD_NEXT, kRealNames[id].name);
+  g_real[id].store(f, std::memory_order_relaxed);
   return f;
 }
 
 template <typename Fn>
-__attribute__((always_inline)) inline Fn Real(std::atomic<void*>& cache, const char* name, const char* version) {
-  void* f = cache.load(std::memory_order_relaxed);
-  if (__builtin_expect(f == nullptr, 0)) f = Resolve(cache, name, version);
+__attribute__((always_inline)) inline Fn Real(RealId id) {
+  void* f = g_real[id].load(std::memory_order_relaxed);
+  if (__builtin_expect(f == nullptr, 0)) f = Resolve(id);
   return reinterpret_cast<Fn>(f);
 }
 
-#define LIBDUMP_REAL(name, version, type)        \
-  static std::atomic<void*> real_cache{nullptr}; \
-  const auto real = Real<type>(real_cache, name, version)
+// Every address is resolved when the library is loaded: before main for a
+// preload, or inside dlopen, whose loader lock is recursive and already
+// held. Resolved on first use instead, the first pthread_mutex_unlock of
+// fork's parent handlers (the loader-lock hand-over) called dlvsym with the
+// allocator's locks held, and waited for the loader's lock that a thread in
+// dlopen held while it waited for the allocator: the process hung in its
+// first fork (tests/heapdump/fork_dump_stress.sh, under load). A call made
+// before this constructor (another library's constructor) still resolves
+// on first use.
+__attribute__((constructor(101))) void ResolveAll() {
+  for (int id = 0; id < kRealCount; ++id) {
+    if (g_real[id].load(std::memory_order_relaxed) == nullptr) Resolve(static_cast<RealId>(id));
+  }
+}
+
+#define LIBDUMP_REAL(name, type) const auto real = Real<type>(libdump::samplers::kReal_##name)
 
 // A contended lock: try first, time only a wait.
 template <typename TryFn, typename LockFn>
@@ -132,7 +187,7 @@ extern "C" {
 
 int pthread_mutex_lock(pthread_mutex_t* m) {
   using Fn = int (*)(pthread_mutex_t*);
-  LIBDUMP_REAL("pthread_mutex_lock", "GLIBC_2.2.5", Fn);
+  LIBDUMP_REAL(pthread_mutex_lock, Fn);
   if (!Profiled()) return real(m);
   return ProfiledLock(
       m, [m] { return pthread_mutex_trylock(m); }, [=] { return real(m); });
@@ -140,7 +195,7 @@ int pthread_mutex_lock(pthread_mutex_t* m) {
 
 int pthread_mutex_timedlock(pthread_mutex_t* m, const timespec* abstime) {
   using Fn = int (*)(pthread_mutex_t*, const timespec*);
-  LIBDUMP_REAL("pthread_mutex_timedlock", "GLIBC_2.34", Fn);
+  LIBDUMP_REAL(pthread_mutex_timedlock, Fn);
   if (!Profiled()) return real(m, abstime);
   return ProfiledLock(
       m, [m] { return pthread_mutex_trylock(m); }, [=] { return real(m, abstime); });
@@ -148,7 +203,7 @@ int pthread_mutex_timedlock(pthread_mutex_t* m, const timespec* abstime) {
 
 int pthread_mutex_clocklock(pthread_mutex_t* m, clockid_t clock, const timespec* abstime) {
   using Fn = int (*)(pthread_mutex_t*, clockid_t, const timespec*);
-  LIBDUMP_REAL("pthread_mutex_clocklock", "GLIBC_2.34", Fn);
+  LIBDUMP_REAL(pthread_mutex_clocklock, Fn);
   if (!Profiled()) return real(m, clock, abstime);
   return ProfiledLock(
       m, [m] { return pthread_mutex_trylock(m); }, [=] { return real(m, clock, abstime); });
@@ -156,14 +211,14 @@ int pthread_mutex_clocklock(pthread_mutex_t* m, clockid_t clock, const timespec*
 
 int pthread_mutex_unlock(pthread_mutex_t* m) {
   using Fn = int (*)(pthread_mutex_t*);
-  LIBDUMP_REAL("pthread_mutex_unlock", "GLIBC_2.2.5", Fn);
+  LIBDUMP_REAL(pthread_mutex_unlock, Fn);
   LIBDUMP_BEFORE_RELEASE(m);
   return real(m);
 }
 
 int pthread_rwlock_rdlock(pthread_rwlock_t* l) {
   using Fn = int (*)(pthread_rwlock_t*);
-  LIBDUMP_REAL("pthread_rwlock_rdlock", "GLIBC_2.34", Fn);
+  LIBDUMP_REAL(pthread_rwlock_rdlock, Fn);
   if (!Profiled()) return real(l);
   return ProfiledLock(
       l, [l] { return pthread_rwlock_tryrdlock(l); }, [=] { return real(l); });
@@ -171,7 +226,7 @@ int pthread_rwlock_rdlock(pthread_rwlock_t* l) {
 
 int pthread_rwlock_wrlock(pthread_rwlock_t* l) {
   using Fn = int (*)(pthread_rwlock_t*);
-  LIBDUMP_REAL("pthread_rwlock_wrlock", "GLIBC_2.34", Fn);
+  LIBDUMP_REAL(pthread_rwlock_wrlock, Fn);
   if (!Profiled()) return real(l);
   return ProfiledLock(
       l, [l] { return pthread_rwlock_trywrlock(l); }, [=] { return real(l); });
@@ -179,7 +234,7 @@ int pthread_rwlock_wrlock(pthread_rwlock_t* l) {
 
 int pthread_rwlock_timedrdlock(pthread_rwlock_t* l, const timespec* abstime) {
   using Fn = int (*)(pthread_rwlock_t*, const timespec*);
-  LIBDUMP_REAL("pthread_rwlock_timedrdlock", "GLIBC_2.34", Fn);
+  LIBDUMP_REAL(pthread_rwlock_timedrdlock, Fn);
   if (!Profiled()) return real(l, abstime);
   return ProfiledLock(
       l, [l] { return pthread_rwlock_tryrdlock(l); }, [=] { return real(l, abstime); });
@@ -187,7 +242,7 @@ int pthread_rwlock_timedrdlock(pthread_rwlock_t* l, const timespec* abstime) {
 
 int pthread_rwlock_timedwrlock(pthread_rwlock_t* l, const timespec* abstime) {
   using Fn = int (*)(pthread_rwlock_t*, const timespec*);
-  LIBDUMP_REAL("pthread_rwlock_timedwrlock", "GLIBC_2.34", Fn);
+  LIBDUMP_REAL(pthread_rwlock_timedwrlock, Fn);
   if (!Profiled()) return real(l, abstime);
   return ProfiledLock(
       l, [l] { return pthread_rwlock_trywrlock(l); }, [=] { return real(l, abstime); });
@@ -195,7 +250,7 @@ int pthread_rwlock_timedwrlock(pthread_rwlock_t* l, const timespec* abstime) {
 
 int pthread_rwlock_clockrdlock(pthread_rwlock_t* l, clockid_t clock, const timespec* abstime) {
   using Fn = int (*)(pthread_rwlock_t*, clockid_t, const timespec*);
-  LIBDUMP_REAL("pthread_rwlock_clockrdlock", "GLIBC_2.34", Fn);
+  LIBDUMP_REAL(pthread_rwlock_clockrdlock, Fn);
   if (!Profiled()) return real(l, clock, abstime);
   return ProfiledLock(
       l, [l] { return pthread_rwlock_tryrdlock(l); }, [=] { return real(l, clock, abstime); });
@@ -203,7 +258,7 @@ int pthread_rwlock_clockrdlock(pthread_rwlock_t* l, clockid_t clock, const times
 
 int pthread_rwlock_clockwrlock(pthread_rwlock_t* l, clockid_t clock, const timespec* abstime) {
   using Fn = int (*)(pthread_rwlock_t*, clockid_t, const timespec*);
-  LIBDUMP_REAL("pthread_rwlock_clockwrlock", "GLIBC_2.34", Fn);
+  LIBDUMP_REAL(pthread_rwlock_clockwrlock, Fn);
   if (!Profiled()) return real(l, clock, abstime);
   return ProfiledLock(
       l, [l] { return pthread_rwlock_trywrlock(l); }, [=] { return real(l, clock, abstime); });
@@ -211,7 +266,7 @@ int pthread_rwlock_clockwrlock(pthread_rwlock_t* l, clockid_t clock, const times
 
 int pthread_rwlock_unlock(pthread_rwlock_t* l) {
   using Fn = int (*)(pthread_rwlock_t*);
-  LIBDUMP_REAL("pthread_rwlock_unlock", "GLIBC_2.34", Fn);
+  LIBDUMP_REAL(pthread_rwlock_unlock, Fn);
   LIBDUMP_BEFORE_RELEASE(l);
   return real(l);
 }
@@ -220,7 +275,7 @@ int pthread_rwlock_unlock(pthread_rwlock_t* l) {
 // waiters are charged to the waiting stack first, as a release.
 int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m) {
   using Fn = int (*)(pthread_cond_t*, pthread_mutex_t*);
-  LIBDUMP_REAL("pthread_cond_wait", "GLIBC_2.3.2", Fn);
+  LIBDUMP_REAL(pthread_cond_wait, Fn);
   if (!Profiled()) return real(c, m);
   LIBDUMP_BEFORE_RELEASE(m);
   return ProfiledWait(c, [=] { return real(c, m); });
@@ -228,7 +283,7 @@ int pthread_cond_wait(pthread_cond_t* c, pthread_mutex_t* m) {
 
 int pthread_cond_timedwait(pthread_cond_t* c, pthread_mutex_t* m, const timespec* abstime) {
   using Fn = int (*)(pthread_cond_t*, pthread_mutex_t*, const timespec*);
-  LIBDUMP_REAL("pthread_cond_timedwait", "GLIBC_2.3.2", Fn);
+  LIBDUMP_REAL(pthread_cond_timedwait, Fn);
   if (!Profiled()) return real(c, m, abstime);
   LIBDUMP_BEFORE_RELEASE(m);
   return ProfiledWait(c, [=] { return real(c, m, abstime); });
@@ -236,7 +291,7 @@ int pthread_cond_timedwait(pthread_cond_t* c, pthread_mutex_t* m, const timespec
 
 int pthread_cond_clockwait(pthread_cond_t* c, pthread_mutex_t* m, clockid_t clock, const timespec* abstime) {
   using Fn = int (*)(pthread_cond_t*, pthread_mutex_t*, clockid_t, const timespec*);
-  LIBDUMP_REAL("pthread_cond_clockwait", "GLIBC_2.34", Fn);
+  LIBDUMP_REAL(pthread_cond_clockwait, Fn);
   if (!Profiled()) return real(c, m, clock, abstime);
   LIBDUMP_BEFORE_RELEASE(m);
   return ProfiledWait(c, [=] { return real(c, m, clock, abstime); });
@@ -245,7 +300,7 @@ int pthread_cond_clockwait(pthread_cond_t* c, pthread_mutex_t* m, clockid_t cloc
 // sem_trywait fails with errno EAGAIN: errno is restored for the real call.
 int sem_wait(sem_t* s) {
   using Fn = int (*)(sem_t*);
-  LIBDUMP_REAL("sem_wait", "GLIBC_2.34", Fn);
+  LIBDUMP_REAL(sem_wait, Fn);
   if (!Profiled()) return real(s);
   const int saved = errno;
   if (sem_trywait(s) == 0) return 0;
@@ -255,7 +310,7 @@ int sem_wait(sem_t* s) {
 
 int sem_timedwait(sem_t* s, const timespec* abstime) {
   using Fn = int (*)(sem_t*, const timespec*);
-  LIBDUMP_REAL("sem_timedwait", "GLIBC_2.34", Fn);
+  LIBDUMP_REAL(sem_timedwait, Fn);
   if (!Profiled()) return real(s, abstime);
   const int saved = errno;
   if (sem_trywait(s) == 0) return 0;
@@ -265,7 +320,7 @@ int sem_timedwait(sem_t* s, const timespec* abstime) {
 
 int sem_clockwait(sem_t* s, clockid_t clock, const timespec* abstime) {
   using Fn = int (*)(sem_t*, clockid_t, const timespec*);
-  LIBDUMP_REAL("sem_clockwait", "GLIBC_2.34", Fn);
+  LIBDUMP_REAL(sem_clockwait, Fn);
   if (!Profiled()) return real(s, clock, abstime);
   const int saved = errno;
   if (sem_trywait(s) == 0) return 0;
@@ -275,28 +330,28 @@ int sem_clockwait(sem_t* s, clockid_t clock, const timespec* abstime) {
 
 int pthread_barrier_wait(pthread_barrier_t* b) {
   using Fn = int (*)(pthread_barrier_t*);
-  LIBDUMP_REAL("pthread_barrier_wait", "GLIBC_2.34", Fn);
+  LIBDUMP_REAL(pthread_barrier_wait, Fn);
   if (!Profiled()) return real(b);
   return ProfiledWait(b, [=] { return real(b); });
 }
 
 int pthread_join(pthread_t t, void** ret) {
   using Fn = int (*)(pthread_t, void**);
-  LIBDUMP_REAL("pthread_join", "GLIBC_2.34", Fn);
+  LIBDUMP_REAL(pthread_join, Fn);
   if (!Profiled()) return real(t, ret);
   return ProfiledWait(reinterpret_cast<const void*>(t), [=] { return real(t, ret); });
 }
 
 int pthread_timedjoin_np(pthread_t t, void** ret, const timespec* abstime) {
   using Fn = int (*)(pthread_t, void**, const timespec*);
-  LIBDUMP_REAL("pthread_timedjoin_np", "GLIBC_2.34", Fn);
+  LIBDUMP_REAL(pthread_timedjoin_np, Fn);
   if (!Profiled()) return real(t, ret, abstime);
   return ProfiledWait(reinterpret_cast<const void*>(t), [=] { return real(t, ret, abstime); });
 }
 
 int pthread_clockjoin_np(pthread_t t, void** ret, clockid_t clock, const timespec* abstime) {
   using Fn = int (*)(pthread_t, void**, clockid_t, const timespec*);
-  LIBDUMP_REAL("pthread_clockjoin_np", "GLIBC_2.34", Fn);
+  LIBDUMP_REAL(pthread_clockjoin_np, Fn);
   if (!Profiled()) return real(t, ret, clock, abstime);
   return ProfiledWait(reinterpret_cast<const void*>(t), [=] { return real(t, ret, clock, abstime); });
 }
