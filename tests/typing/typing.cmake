@@ -39,3 +39,22 @@ if(TARGET libdump_runtime AND TARGET libdump_typing)
     set_tests_properties(typing_dwarf_rule_nlohmann_json PROPERTIES LABELS "no_asan" TIMEOUT 300)
   endif()
 endif()
+
+# A real stripped key-value store library holding data: Debian's LevelDB
+# (libleveldb-dev, when installed), the program stripped too, so that no rule
+# reads DWARF of LevelDB or of the program (not under ASan: LD_PRELOAD).
+find_path(LEVELDB_INCLUDE leveldb/db.h)
+find_library(LEVELDB_LIBRARY leveldb)
+if(TARGET libdump_runtime AND TARGET readdump AND LEVELDB_INCLUDE AND LEVELDB_LIBRARY)
+  add_executable(typing_leveldb_program ${CMAKE_CURRENT_LIST_DIR}/leveldb_program.cc)
+  target_include_directories(typing_leveldb_program PRIVATE ${LEVELDB_INCLUDE})
+  target_link_libraries(typing_leveldb_program PRIVATE ${LEVELDB_LIBRARY})
+  set(_leveldb_stripped ${CMAKE_CURRENT_BINARY_DIR}/typing_leveldb_program_stripped)
+  add_custom_command(OUTPUT ${_leveldb_stripped}
+    COMMAND ${CMAKE_STRIP} --strip-all -o ${_leveldb_stripped} $<TARGET_FILE:typing_leveldb_program>
+    DEPENDS typing_leveldb_program)
+  add_custom_target(typing_leveldb_program_stripped ALL DEPENDS ${_leveldb_stripped})
+  add_test(NAME typing_leveldb
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/typing_leveldb.sh ${PROJECT_BINARY_DIR} ${_leveldb_stripped})
+  set_tests_properties(typing_leveldb PROPERTIES LABELS "no_asan" TIMEOUT 300)
+endif()
