@@ -16,7 +16,6 @@
 #include <cstring>
 #include <mutex>
 #include <new>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,7 +25,7 @@
 #include "platform/capture/loader_lock.h"
 #include "platform/capture/memory_map.h"
 #include "platform/capture/modules.h"
-#include "parallel_zstd_sink.h"
+#include "dump_output.h"
 #include "root_registry.h"
 #include "scratch_vector.h"
 #include "platform/capture/stopped_thread_unwind.h"
@@ -454,43 +453,6 @@ void Dump::WriteNamed(Writer& w) {
   w.Eof();
 }
 
-// The file, behind zstd when asked: on `threads` worker processes, or on
-// this thread when there is one or the workers cannot start. Every sink
-// maps its memory up front.
-class Output {
- public:
-  Output(int fd, const DumpOptions& o) : file_(fd) {
-    if (!o.zstd) return;
-    if (o.threads > 1) {
-      parallel_.emplace(file_, o.zstd_level, o.threads);
-      if (parallel_->ok()) return;
-      parallel_.reset();
-    }
-    zstd_.emplace(file_, o.zstd_level);
-  }
-  Sink& sink() {
-    if (parallel_) return *parallel_;
-    return zstd_ ? static_cast<Sink&>(*zstd_) : file_;
-  }
-  // Ends the stream; the first error of either sink, or 0.
-  int Finish() {
-    if (parallel_) {
-      parallel_->Finish();
-      if (parallel_->error() != 0) return parallel_->error();
-    }
-    if (zstd_) {
-      zstd_->Finish();
-      if (zstd_->error() != 0) return zstd_->error();
-    }
-    return file_.error();
-  }
-
- private:
-  FdSink file_;
-  std::optional<ZstdSink> zstd_;
-  std::optional<ParallelZstdSink> parallel_;
-};
-
 // "libdump: ..." on stderr with one write(): stdio's lock may be held by a
 // stopped thread.
 void Report(const char* what, int err) {
@@ -543,7 +505,7 @@ DumpResult Dump::Run(int fd) {
       // whose process is killed stays PATH.partial: its writer goes too.
       prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (getppid() != parent) _exit(ESRCH);
-      Output out(fd, options_);
+      DumpOutput out(fd, options_);
       {
         Writer w(out.sink(), WriterFor(options_));
         WriteFrozen(w);
@@ -566,7 +528,7 @@ DumpResult Dump::Run(int fd) {
     result_.fork_failed = true;
     Report("cannot fork the heap dump's snapshot: writing it with the program stopped for the whole dump", errno);
   }
-  Output out(fd, options_);
+  DumpOutput out(fd, options_);
   {
     Writer w(out.sink(), WriterFor(options_));
     WriteFrozen(w);

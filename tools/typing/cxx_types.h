@@ -80,10 +80,6 @@ struct CxxLocal {
   uint32_t type = kNoCxxType;
 };
 
-// Comparison key of a C++ type name: the spellings DWARF and the demangler
-// use for the same type differ ("long unsigned int" / "unsigned long",
-// "const int" / "int const", "5" / "5ul", spaces).
-std::string NormalizeTypeName(std::string_view name);
 
 class CxxProgram {
  public:

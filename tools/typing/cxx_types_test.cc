@@ -29,16 +29,6 @@ std::map<int, CxxTypesTestRecord> cxx_types_test_map;
 namespace libdump::typing {
 namespace {
 
-TEST(NormalizeTypeName, DemanglerAndDwarfSpellingsMeet) {
-  EXPECT_EQ(NormalizeTypeName("std::pair<const int, long unsigned int>"), NormalizeTypeName("std::pair<int const, unsigned long>"));
-  EXPECT_EQ(NormalizeTypeName("std::array<int, 5>"), NormalizeTypeName("std::array<int, 5ul>"));
-  EXPECT_EQ(NormalizeTypeName("std::vector<long long int> >"), NormalizeTypeName("std::vector<long long>>"));
-  EXPECT_EQ(NormalizeTypeName("short unsigned int"), "unsigned short");
-  EXPECT_EQ(NormalizeTypeName("signed char"), "signed char");
-  EXPECT_NE(NormalizeTypeName("unsigned char"), NormalizeTypeName("char"));
-  EXPECT_NE(NormalizeTypeName("Foo<1>"), NormalizeTypeName("Foo<12>"));
-}
-
 class CxxTypesTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { program_ = CxxProgram::Open("/proc/self/exe").release(); }
