@@ -15,16 +15,17 @@ namespace {
 void ClassRetained(HeapGraph& g) {
   const Index n = static_cast<Index>(g.size());
   // Children CSR of the dominator tree, the super root being node n.
-  std::vector<uint32_t> begin(n + 2, 0);
+  BigArray<uint32_t> begin(n + 2, 0);
   for (Index v = 0; v < n; ++v) {
     const Index d = g.idom[v];
     if (d == kNone) continue;
     ++begin[(d == kSuperRoot ? n : d) + 1];
   }
   for (Index i = 0; i <= n; ++i) begin[i + 1] += begin[i];
-  std::vector<Index> child(begin[n + 1]);
+  BigArray<Index> child(begin[n + 1]);
   {
-    std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
+    BigArray<uint32_t> fill(n + 1);
+    std::copy(begin.begin(), begin.end() - 1, fill.begin());
     for (Index v = 0; v < n; ++v) {
       const Index d = g.idom[v];
       if (d == kNone) continue;
@@ -33,7 +34,12 @@ void ClassRetained(HeapGraph& g) {
   }
   std::vector<uint32_t> open(g.classes.size(), 0);
   // (node, next child); a node is entered when pushed, left when popped.
-  std::vector<std::pair<Index, uint32_t>> stack{{n, begin[n]}};
+  struct Frame {
+    Index v;
+    uint32_t k;  // the next child
+  };
+  BigArray<Frame> stack;
+  stack.push_back({n, begin[n]});
   while (!stack.empty()) {
     auto& [v, k] = stack.back();
     if (k == begin[v + 1]) {

@@ -16,10 +16,10 @@ void ComputeDominators(HeapGraph& g) {
   // Every array below is indexed by DFS number (0 = the super root) except
   // dfn, indexed by node: numbering by DFS order keeps the semidominator
   // comparisons plain integer ones.
-  std::vector<uint32_t> dfn(n + 1, kUnseen);
-  std::vector<Index> vertex;
+  BigArray<uint32_t> dfn(n + 1, kUnseen);
+  BigArray<Index> vertex;
   vertex.reserve(n + 1);
-  std::vector<uint32_t> parent(n + 1, 0);
+  BigArray<uint32_t> parent(n + 1, 0);
 
   // Roots, deduplicated (an object may be several roots).
   std::vector<Index> roots;
@@ -30,7 +30,11 @@ void ComputeDominators(HeapGraph& g) {
 
   // Iterative DFS: (node, next successor) pairs.
   {
-    std::vector<std::pair<Index, uint32_t>> stack;
+    struct Frame {
+      Index v;
+      uint32_t k;  // the next successor
+    };
+    BigArray<Frame> stack;
     dfn[root] = 0;
     vertex.push_back(root);
     stack.push_back({root, 0});
@@ -52,39 +56,40 @@ void ComputeDominators(HeapGraph& g) {
   const uint32_t m = static_cast<uint32_t>(vertex.size());
 
   // Predecessors of reached nodes, by DFS number, as a CSR.
-  std::vector<uint32_t> pred_begin(m + 1, 0);
-  std::vector<uint32_t> pred;
+  BigArray<uint32_t> pred_begin(m + 1, 0);
+  BigArray<uint32_t> pred;
   {
     for (uint32_t i = 0; i < m; ++i) {
       for (Index w : succ(vertex[i])) ++pred_begin[dfn[w] + 1];
     }
     for (uint32_t i = 0; i < m; ++i) pred_begin[i + 1] += pred_begin[i];
     pred.resize(pred_begin[m]);
-    std::vector<uint32_t> fill(pred_begin.begin(), pred_begin.end() - 1);
+    BigArray<uint32_t> fill(m);
+    std::copy(pred_begin.begin(), pred_begin.end() - 1, fill.begin());
     for (uint32_t i = 0; i < m; ++i) {
       for (Index w : succ(vertex[i])) pred[fill[dfn[w]]++] = i;
     }
   }
   // From here on only DFS numbers: dfn goes before the next arrays come.
-  std::vector<uint32_t>().swap(dfn);
+  dfn.Free();
 
   // A vertex waits in one bucket at a time and gets its idom when it leaves
   // it, so idom[] holds the bucket's next link until then (4 bytes an object
   // less than a separate link array).
-  std::vector<uint32_t> semi(m), label(m), idom(m, 0);
+  BigArray<uint32_t> semi(m), label(m), idom(m, 0);
   // The forest of linked vertices. Vertices are linked in decreasing DFS
   // number, each to its DFS parent, so the ones at or above `linked` are in
   // the forest; an unlinked vertex's entry still holds its DFS parent, which
   // is what linking sets it to: one array serves for both (4 bytes an object
   // less). Path compression changes linked vertices' entries only.
-  std::vector<uint32_t>& ancestor = parent;
+  BigArray<uint32_t>& ancestor = parent;
   uint32_t linked = m;
-  std::vector<uint32_t> bucket_head(m, kUnseen);
+  BigArray<uint32_t> bucket_head(m, kUnseen);
   for (uint32_t i = 0; i < m; ++i) semi[i] = label[i] = i;
 
   // eval with path compression, iterative: climb to the forest root first,
   // then compress top-down.
-  std::vector<uint32_t> path;
+  BigArray<uint32_t> path;
   auto eval = [&](uint32_t v) -> uint32_t {
     if (v < linked) return v;
     path.clear();
@@ -121,12 +126,12 @@ void ComputeDominators(HeapGraph& g) {
   for (uint32_t w = 1; w < m; ++w) {
     if (idom[w] != semi[w]) idom[w] = idom[idom[w]];
   }
-  std::vector<uint32_t>().swap(pred);
-  std::vector<uint32_t>().swap(pred_begin);
-  std::vector<uint32_t>().swap(bucket_head);
-  std::vector<uint32_t>().swap(parent);
-  std::vector<uint32_t>().swap(label);
-  std::vector<uint32_t>().swap(semi);
+  pred.Free();
+  pred_begin.Free();
+  bucket_head.Free();
+  parent.Free();
+  label.Free();
+  semi.Free();
 
   g.idom.assign(n, kNone);
   g.retained.resize(n);

@@ -93,6 +93,7 @@ int main(int argc, char** argv) {
   bool quiet = false;
   libdump::typing::Options typing;
   libdump::heapgraph::IndexOptions index;
+  std::string memory;
   po::options_description visible("options");
   visible.add_options()("help,h", "print this help and exit")(
       "port", po::value<unsigned>(&port)->value_name("N"), "TCP port (default 7000; 0 picks a free one)")(
@@ -111,6 +112,9 @@ int main(int argc, char** argv) {
       "keep the analysed graph here and reopen it from there (default: $XDG_CACHE_HOME/libdump, "
       "for dumps of 64 MiB or more; with DIR, every dump)")(
       "no-index-cache", po::bool_switch(), "neither read nor write an index")(
+      "memory", po::value<std::string>(&memory)->value_name("SIZE"),
+      "keep the graph's arrays in RAM up to SIZE (512M, 2G; default a quarter of physical memory; "
+      "'unlimited') and the rest in files in the index directory, read back as pages are needed")(
       "binary", po::value<std::vector<std::string>>(&typing.binaries)->value_name("FILE")->composing(),
       "an ELF file of the dumped process with symbols or DWARF, for typing (repeatable; docs/TYPING.md)")(
       "debug-dir", po::value<std::vector<std::string>>(&typing.debug_dirs)->value_name("DIR")->composing(),
@@ -158,6 +162,10 @@ int main(int argc, char** argv) {
   files.pop_back();  // the older dumps of a series
   if (port > 65535) {
     std::cerr << "heapview: --port must be at most 65535\n";
+    return 2;
+  }
+  if (std::string why; !libdump::heapgraph::ConfigureMemory(memory, index, &why)) {
+    std::cerr << "heapview: " << why << '\n';
     return 2;
   }
   if (!IsLoopback(bind)) {

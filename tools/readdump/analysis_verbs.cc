@@ -20,10 +20,15 @@ namespace {
 
 // Open() through the index cache; an index that cannot be written is worth a
 // line (the next open will be as slow), one that was read or written is not.
-void OpenCached(const Options& o, const std::string& path, heapgraph::HeapGraph& g, typing::Stats* stats = nullptr) {
+heapgraph::IndexOptions IndexOptionsOf(const Options& o) {
   heapgraph::IndexOptions io;
   io.enabled = !o.no_index_cache;
   io.dir = o.index_dir;
+  return io;
+}
+
+void OpenCached(const Options& o, const std::string& path, heapgraph::HeapGraph& g, typing::Stats* stats = nullptr) {
+  heapgraph::IndexOptions io = IndexOptionsOf(o);
   io.salt = typing::CacheSalt(o.typing);
   const heapgraph::IndexReport r = heapgraph::OpenIndexed(
       path, g, {}, io, [&](heapgraph::HeapGraph& h) { typing::Open(path, h, o.typing, {}, stats); });
@@ -80,6 +85,10 @@ int RunGrowth(const Options& o) {
 
 int RunAnalysis(const Options& o) {
   using namespace heapgraph;
+  if (std::string why; !ConfigureMemory(o.memory, IndexOptionsOf(o), &why)) {
+    std::cerr << "readdump: " << why << '\n';
+    return 2;
+  }
   if (o.growth) return RunGrowth(o);
   HeapGraph g;
   if (!o.diff_old.empty()) {
