@@ -17,6 +17,7 @@
 #include "index_cache.h"
 #include "libdump/format/reader.h"
 #include "load.h"
+#include "progress_line.h"
 #include "server.h"
 #include "site.h"
 #include "typing.h"
@@ -54,25 +55,14 @@ bool IsLoopback(const std::string& a) {
 libdump::heapgraph::IndexReport OpenWithProgress(const std::string& path, HeapGraph& g,
                                                  const libdump::typing::Options& typing,
                                                  const libdump::heapgraph::IndexOptions& index, bool quiet) {
-  const bool tty = isatty(2);
-  std::string last;
-  const libdump::heapgraph::Progress progress = [&](const char* step, uint64_t offset) {
-    if (quiet) return;
-    std::string line = "heapview: indexing " + path + ": " + step;
-    if (offset) line += " " + std::to_string(offset >> 20) + " MB";
-    if (tty) {
-      std::cerr << '\r' << line << "\033[K" << std::flush;
-    } else if (std::string(step) != last) {
-      std::cerr << line << '\n';
-    }
-    last = step;
-  };
+  libdump::heapgraph::ProgressLine line("heapview: indexing " + path, path, !quiet);
+  const libdump::heapgraph::Progress progress = line.Callback();
   libdump::heapgraph::IndexOptions io = index;
   io.salt = libdump::typing::CacheSalt(typing);
   const auto report = libdump::heapgraph::OpenIndexed(path, g, progress, io, [&](HeapGraph& h) {
     libdump::typing::Open(path, h, typing, progress);
   });
-  if (tty && !quiet) std::cerr << '\r' << "\033[K";
+  line.Clear();
   using libdump::heapgraph::IndexUse;
   if (report.use == IndexUse::kUnsaved) {
     std::cerr << "heapview: " << path << ": index not written: " << report.note << '\n';
@@ -203,6 +193,10 @@ int main(int argc, char** argv) {
              file.c_str(), g.size(), static_cast<unsigned long long>(g.total_bytes), g.classes.size(),
              from_index ? "read from its index" : "indexed", secs);
     if (!quiet) std::cerr << line;
+    if (const auto m = libdump::heapgraph::GetMemoryStats(); !quiet && m.file_arrays) {
+      std::cerr << "heapview: " << m.file_arrays << " arrays in files, budget "
+                << (libdump::heapgraph::MemoryBudget() >> 20) << " MiB\n";
+    }
   } catch (const libdump::format::FormatError& e) {
     std::cerr << current << ':' << e.what() << '\n';
     return 1;
