@@ -1,6 +1,7 @@
 #include "dominators.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <utility>
 
 namespace libdump::heapgraph {
@@ -62,6 +63,11 @@ void ComputeDominators(HeapGraph& g) {
     for (uint32_t i = 0; i < m; ++i) {
       for (Index w : succ(vertex[i])) ++pred_begin[dfn[w] + 1];
     }
+    // The super root's edges come on top of the references, which the
+    // builder bounds to 2^32 - 1: the counts must still fit their 32 bits.
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < m; ++i) total += pred_begin[i + 1];
+    if (total > UINT32_MAX) throw std::runtime_error("more than 2^32-1 references and roots");
     for (uint32_t i = 0; i < m; ++i) pred_begin[i + 1] += pred_begin[i];
     pred.resize(pred_begin[m]);
     BigArray<uint32_t> fill(m);
