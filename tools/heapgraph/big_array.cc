@@ -64,21 +64,30 @@ void DropLocked(State& s) {
 }
 
 // Checks the resident set every few milliseconds (a page fault costs about a
-// microsecond, so a loop grows it by at most some tens of MB in between) and
-// drops the file pages once it passes 7/8 of the budget, leaving the rest
-// for that overshoot. Dropping file pages loses nothing: a shared file
-// mapping's dirty pages go to the page cache and, later, to the file.
+// microsecond, so a loop grows it by some tens of MB in between) and drops
+// the file pages once it passes a trigger, at first 7/8 of the budget,
+// leaving the rest for that overshoot. A check that finds the budget passed
+// lowers the trigger by the excess (to half the budget at most): on a loaded
+// machine the thread wakes late and the overshoot is larger. Dropping file
+// pages loses nothing: a shared file mapping's dirty pages go to the page
+// cache and, later, to the file.
 void Govern() {
   State& s = S();
   std::unique_lock<std::mutex> l(s.mu);
+  uint64_t budget = 0, trigger = 0;
   for (;;) {
     s.cv.wait_for(l, std::chrono::milliseconds(5));
     if (s.files.empty()) continue;
+    if (budget != s.budget) {
+      budget = s.budget;
+      trigger = budget / 8 * 7;
+    }
     uint64_t rss, shared;
     if (!Resident(&rss, &shared)) continue;
-    // Past the budget with file pages worth dropping: RAM arrays alone over
+    if (rss > budget) trigger = std::max(budget / 2, trigger - std::min(trigger, rss - budget));
+    // Past the trigger with file pages worth dropping: RAM arrays alone over
     // it would otherwise have every file page dropped every time.
-    if (rss > s.budget / 8 * 7 && shared > s.budget / 16) DropLocked(s);
+    if (rss > trigger && shared > budget / 16) DropLocked(s);
   }
 }
 

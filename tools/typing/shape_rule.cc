@@ -102,7 +102,7 @@ class Shapes {
     Hashes();
     Lists();
     Triples();
-    words_ = {};
+    words_.Free();
     NameAll();
   }
 
@@ -370,8 +370,8 @@ class Shapes {
 
   // Nodes and bucket arrays a named global reaches, through objects of the
   // same structure: the global is their owner.
-  void StructureOwners(std::vector<uint32_t>& root_of) {
-    std::vector<Index> queue;
+  void StructureOwners(heapgraph::BigArray<uint32_t>& root_of) {
+    heapgraph::BigArray<Index> queue;
     for (uint32_t r = 0; r < g_.roots.size(); ++r) {
       const heapgraph::Root& root = g_.roots[r];
       if (root.kind != 1 || root.variable.empty()) continue;
@@ -396,7 +396,7 @@ class Shapes {
   }
 
   void NameAll() {
-    std::vector<uint32_t> root_of(n_, kNone);
+    heapgraph::BigArray<uint32_t> root_of(n_, kNone);
     StructureOwners(root_of);
     std::map<std::string, uint32_t> classes;
     auto cls = [&](const std::string& name) {
@@ -462,8 +462,8 @@ class Shapes {
   Index n_ = 0;
   uint32_t untyped_ = kNone;  // the loader's "(untyped)" class
   uint64_t lo_ = 0, hi_ = 0;
-  std::vector<std::array<uint32_t, 4>> words_;
-  std::vector<uint8_t> kind_;
+  heapgraph::BigArray<std::array<uint32_t, 4>> words_;
+  heapgraph::BigArray<uint8_t> kind_;
   std::vector<Claim> strings_, vectors_;
   std::vector<Index> pending_maps_;
   std::vector<std::pair<Index, Index>> candidates_;  // bucket arrays: (array, the object its one other word points into)
