@@ -26,6 +26,14 @@ if(TARGET heapview AND TARGET dumptohprof)
     $<TARGET_FILE:heapview> $<TARGET_FILE:make_heapview_dump> ${_hv}/interrupt)
   set_tests_properties(heapview_interrupt PROPERTIES LABELS integration TIMEOUT 300 SKIP_RETURN_CODE 77)
 
+  # --memory end to end: readdump's answers under a 1 MiB budget equal the
+  # in-RAM ones; bad sizes are usage errors.
+  if(TARGET readdump)
+    add_test(NAME heapview_memory COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/heapview/memory_test.sh
+      $<TARGET_FILE:heapview> $<TARGET_FILE:readdump> $<TARGET_FILE:make_heapview_dump> ${_hv}/memory)
+    set_tests_properties(heapview_memory PROPERTIES LABELS integration TIMEOUT 300)
+  endif()
+
   # Chromium cannot run under ASan's interceptors' process (it is not
   # instrumented, and heapview is only its server), but heapview under ASan is
   # still exercised: the browser talks to the ASan build of heapview.
