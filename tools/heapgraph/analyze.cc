@@ -17,6 +17,7 @@ void ClassRetained(HeapGraph& g) {
   // Children CSR of the dominator tree, the super root being node n.
   BigArray<uint32_t> begin(n + 2, 0);
   for (Index v = 0; v < n; ++v) {
+    big_array::Check();
     const Index d = g.idom[v];
     if (d == kNone) continue;
     ++begin[(d == kSuperRoot ? n : d) + 1];
@@ -27,6 +28,7 @@ void ClassRetained(HeapGraph& g) {
     BigArray<uint32_t> fill(n + 1);
     std::copy(begin.begin(), begin.end() - 1, fill.begin());
     for (Index v = 0; v < n; ++v) {
+      big_array::Check();
       const Index d = g.idom[v];
       if (d == kNone) continue;
       child[fill[d == kSuperRoot ? n : d]++] = v;
@@ -41,6 +43,7 @@ void ClassRetained(HeapGraph& g) {
   BigArray<Frame> stack;
   stack.push_back({n, begin[n]});
   while (!stack.empty()) {
+    big_array::Check();
     auto& [v, k] = stack.back();
     if (k == begin[v + 1]) {
       if (v != n) --open[g.cls[v]];
@@ -62,6 +65,7 @@ void Analyze(HeapGraph& g, const std::function<void(const std::string&)>& step) 
   };
   for (ClassInfo& c : g.classes) c.count = c.bytes = c.retained = 0;
   for (Index i = 0; i < g.size(); ++i) {
+    big_array::Check();
     ClassInfo& c = g.classes[g.cls[i]];
     ++c.count;
     c.bytes += g.Size(i);

@@ -30,6 +30,8 @@ struct State {
   std::map<void*, size_t> files;  // file-backed mappings: start, bytes
   uint64_t ram = 0, file = 0, file_arrays = 0, drops = 0;
   bool governed = false;  // the governor thread runs
+  // Past this resident size the file pages are dropped (0: no files yet).
+  std::atomic<uint64_t> trigger{0};
   std::condition_variable cv;
 };
 
@@ -44,11 +46,11 @@ const size_t kPage = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
 
 // Resident and file-backed resident bytes of this process.
 bool Resident(uint64_t* rss, uint64_t* shared) {
-  const int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  // Kept open: the working thread reads it every few thousand steps.
+  static const int fd = ::open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
   char b[128];
-  const ssize_t n = ::read(fd, b, sizeof b - 1);
-  ::close(fd);
+  const ssize_t n = ::pread(fd, b, sizeof b - 1, 0);
   if (n <= 0) return false;
   b[n] = '\0';
   unsigned long long size, res, sh;
@@ -74,17 +76,21 @@ void DropLocked(State& s) {
 void Govern() {
   State& s = S();
   std::unique_lock<std::mutex> l(s.mu);
-  uint64_t budget = 0, trigger = 0;
+  uint64_t budget = 0;
   for (;;) {
     s.cv.wait_for(l, std::chrono::milliseconds(5));
     if (s.files.empty()) continue;
     if (budget != s.budget) {
       budget = s.budget;
-      trigger = budget / 8 * 7;
+      s.trigger = budget / 8 * 7;
     }
     uint64_t rss, shared;
     if (!Resident(&rss, &shared)) continue;
-    if (rss > budget) trigger = std::max(budget / 2, trigger - std::min(trigger, rss - budget));
+    uint64_t trigger = s.trigger;
+    if (rss > budget) {
+      trigger = std::max(budget / 2, trigger - std::min(trigger, rss - budget));
+      s.trigger = trigger;
+    }
     // Past the trigger with file pages worth dropping: RAM arrays alone over
     // it would otherwise have every file page dropped every time.
     if (rss > trigger && shared > budget / 16) DropLocked(s);
@@ -142,6 +148,7 @@ void SetMemoryBudget(uint64_t bytes, const std::string& dir) {
   std::lock_guard<std::mutex> l(s.mu);
   s.budget = bytes;
   s.dir = dir;
+  s.trigger = bytes / 8 * 7;
 }
 
 uint64_t MemoryBudget() {
@@ -194,6 +201,18 @@ void DropFilePages() {
 }
 
 namespace big_array {
+
+thread_local uint32_t tick = 0;
+
+void CheckNow() {
+  State& s = S();
+  const uint64_t trigger = s.trigger.load(std::memory_order_relaxed);
+  if (trigger == 0) return;
+  uint64_t rss, shared;
+  if (!Resident(&rss, &shared) || rss <= trigger || shared < trigger / 14) return;
+  std::lock_guard<std::mutex> l(s.mu);
+  DropLocked(s);
+}
 
 size_t PageRound(size_t bytes) { return (bytes + kPage - 1) / kPage * kPage; }
 

@@ -56,6 +56,16 @@ void* Allocate(size_t bytes, int* fd);
 void* Resize(void* p, size_t old_bytes, size_t bytes, int* fd);
 void Release(void* p, size_t bytes, int fd);
 size_t PageRound(size_t bytes);
+
+// The check the governor thread makes, made by the working thread itself
+// every 4096 calls: a thread starved of CPU on a loaded machine wakes late,
+// while the loop that touches the pages never does. Called from push_back
+// and from the passes' loops that push nothing.
+extern thread_local uint32_t tick;
+void CheckNow();
+inline void Check() {
+  if ((++tick & 4095) == 0) CheckNow();
+}
 }  // namespace big_array
 
 template <typename T>
@@ -111,6 +121,7 @@ class BigArray {
   bool in_file() const { return fd_ >= 0; }
 
   void push_back(const T& v) {
+    big_array::Check();
     if (size_ == cap_) Reserve(cap_ < 1024 ? 1024 : cap_ * 2);
     data_[size_++] = v;
   }
@@ -120,7 +131,14 @@ class BigArray {
   }
   void resize(size_t n, const T& v = T()) {
     if (n > cap_) Reserve(n);
-    for (size_t i = size_; i < n; ++i) data_[i] = v;
+    // By the MiB, checking the budget in between: a fill touches pages
+    // faster than anything else.
+    constexpr size_t kChunk = (size_t{1} << 20) / sizeof(T);
+    for (size_t i = size_; i < n;) {
+      const size_t end = n - i > kChunk ? i + kChunk : n;
+      for (; i < end; ++i) data_[i] = v;
+      big_array::CheckNow();
+    }
     size_ = n;
   }
   void assign(size_t n, const T& v) {

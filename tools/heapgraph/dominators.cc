@@ -40,6 +40,7 @@ void ComputeDominators(HeapGraph& g) {
     vertex.push_back(root);
     stack.push_back({root, 0});
     while (!stack.empty()) {
+      big_array::Check();
       auto& [v, k] = stack.back();
       const auto s = succ(v);
       if (k == s.size()) {
@@ -61,6 +62,7 @@ void ComputeDominators(HeapGraph& g) {
   BigArray<uint32_t> pred;
   {
     for (uint32_t i = 0; i < m; ++i) {
+      big_array::Check();
       for (Index w : succ(vertex[i])) ++pred_begin[dfn[w] + 1];
     }
     // The super root's edges come on top of the references, which the
@@ -73,6 +75,7 @@ void ComputeDominators(HeapGraph& g) {
     BigArray<uint32_t> fill(m);
     std::copy(pred_begin.begin(), pred_begin.end() - 1, fill.begin());
     for (uint32_t i = 0; i < m; ++i) {
+      big_array::Check();
       for (Index w : succ(vertex[i])) pred[fill[dfn[w]]++] = i;
     }
   }
@@ -114,6 +117,7 @@ void ComputeDominators(HeapGraph& g) {
   };
 
   for (uint32_t w = m - 1; w > 0; --w) {
+    big_array::Check();
     for (uint32_t e = pred_begin[w]; e < pred_begin[w + 1]; ++e) {
       const uint32_t u = eval(pred[e]);
       if (semi[u] < semi[w]) semi[w] = semi[u];
@@ -141,9 +145,13 @@ void ComputeDominators(HeapGraph& g) {
 
   g.idom.assign(n, kNone);
   g.retained.resize(n);
-  for (Index i = 0; i < n; ++i) g.retained[i] = g.Size(i);
+  for (Index i = 0; i < n; ++i) {
+    big_array::Check();
+    g.retained[i] = g.Size(i);
+  }
   // Children after parents in DFS order, so sizes flow up in one sweep.
   for (uint32_t w = m - 1; w > 0; --w) {
+    big_array::Check();
     const Index v = vertex[w];
     const uint32_t d = idom[w];
     if (d == 0) {

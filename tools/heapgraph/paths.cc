@@ -16,6 +16,7 @@ void ComputePaths(HeapGraph& g) {
     }
   }
   for (size_t head = 0; head < queue.size(); ++head) {
+    big_array::Check();
     const Index v = queue[head];
     for (uint32_t e = g.out_begin[v]; e < g.out_begin[v + 1]; ++e) {
       const Index w = g.out[e];
