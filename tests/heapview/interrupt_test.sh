@@ -23,7 +23,7 @@ serve() {  # args...: starts heapview on the dump, its output in $work/out and $
 }
 wait_for() {  # file, pattern: up to 60 s
   for _ in $(seq 1 6000); do
-    grep -q "$2" "$1" && return 0
+    grep -qs "$2" "$1" && return 0
     kill -0 $pid 2>/dev/null || return 1
     sleep 0.01
   done
