@@ -103,8 +103,9 @@ int main(int argc, char** argv) {
       "for dumps of 64 MiB or more; with DIR, every dump)")(
       "no-index-cache", po::bool_switch(), "neither read nor write an index")(
       "memory", po::value<std::string>(&memory)->value_name("SIZE"),
-      "keep the graph's arrays in RAM up to SIZE (512M, 2G; default a quarter of physical memory; "
-      "'unlimited') and the rest in files in the index directory, read back as pages are needed")(
+      "bound the open's resident memory to SIZE (512M, 2G; default a quarter of physical memory; "
+      "'unlimited'): past half of it the graph's arrays go to files in the index directory, read back as "
+      "pages are needed")(
       "binary", po::value<std::vector<std::string>>(&typing.binaries)->value_name("FILE")->composing(),
       "an ELF file of the dumped process with symbols or DWARF, for typing (repeatable; docs/TYPING.md)")(
       "debug-dir", po::value<std::vector<std::string>>(&typing.debug_dirs)->value_name("DIR")->composing(),
