@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "go_dump.h"
-#include "go_dump_encoder_testutil.h"
+#include "testing/go_dump_encoder_testutil.h"
 #include "libdump/format/reader.h"
 
 namespace libdump::format {

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "go_dump_encoder_testutil.h"
+#include "testing/go_dump_encoder_testutil.h"
 #include "libdump/format/reader.h"
 #include "libdump/format/uvarint.h"
 

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-#include "env_var.h"
+#include "platform/env/env_var.h"
 
 namespace env = libdump::env;
 

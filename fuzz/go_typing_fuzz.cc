@@ -8,7 +8,7 @@
 #include "converter.h"
 #include "fuzz_input.h"
 #include "go_typing.h"
-#include "go_typing_testutil.h"
+#include "testing/go_typing_testutil.h"
 #include "libdump/format/hprof_writer.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -11,8 +11,8 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "env_var.h"
-#include "helper_threads.h"
+#include "platform/env/env_var.h"
+#include "platform/proc/helper_threads.h"
 #include "lock.h"
 #include "page_heap.h"
 #include "thread_cache.h"

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "env_var.h"
+#include "platform/env/env_var.h"
 #include "fatal.h"
 #include "lock.h"
 #include "recent_frees.h"

@@ -13,7 +13,7 @@
 #include "allocator.h"
 #include "background_release.h"
 #include "libdump/heap.h"
-#include "maps_parser.h"
+#include "platform/proc/maps_parser.h"
 
 #define LIBDUMP_EXPORT extern "C" __attribute__((visibility("default")))
 

@@ -1,6 +1,6 @@
 // Anonymous memory aligned beyond the page: mmap aligns to pages only, so
 // this maps align bytes more and unmaps the unaligned ends. Shared by the
-// arenas and the profiler's huge-page region (samplers/hot_region.cc).
+// arenas and the profiler's huge-page region (samplers/heap/hot_region.cc).
 #pragma once
 
 #include <sys/mman.h>

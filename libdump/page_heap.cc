@@ -10,7 +10,7 @@
 #include <new>
 
 #include "arena.h"
-#include "env_var.h"
+#include "platform/env/env_var.h"
 #include "page_map.h"
 
 namespace libdump::internal {

@@ -10,7 +10,7 @@
 // A stacked slot keeps its live bit, so neither a free that stacks it nor
 // the malloc that pops it writes the span's bitmap: the bitmap line the pop
 // would read is one the program has not touched since the free, and setting
-// the bit there was ~44 % of larson's malloc (docs/ALLOCATOR.md, session 13).
+// the bit there was ~44 % of larson's malloc (docs/ALLOCATOR.md).
 // What tells a stacked slot from a live one instead:
 // - the stacks themselves, which the walk and FindObject subtract
 //   (stacked_slots.h) as they subtract remote frees;

@@ -46,14 +46,14 @@
 
 #include <signal.h>
 
-#include "debug_server.h"
-#include "env_var.h"
-#include "helper_threads.h"
-#include "flight_recorder.h"
+#include "samplers/http/debug_server.h"
+#include "platform/env/env_var.h"
+#include "platform/proc/helper_threads.h"
+#include "samplers/flight_recorder/flight_recorder.h"
 #include "libdump/heap_dump.h"
 #include "libdump/profiler.h"
-#include "output_file.h"
-#include "own_allocations.h"
+#include "platform/output/output_file.h"
+#include "samplers/common/own_allocations.h"
 
 // Present when libdump's heap dumper is in the process (libdump.so), absent
 // in libdumpprof.so alone.

@@ -27,9 +27,9 @@ flock "$build/.build.lock" cmake --build $build -j "$jobs" --target fuzz_targets
 # fuzz/seeds/regress keeps what the fuzzers found.
 dumps="testdata/*.dump testdata/*.dump.gz testdata/*.dump.zst fuzz/seeds/regress/*"
 declare -A path=(
-  [format_reader_fuzz]=$build/format/format_reader_fuzz
-  [go_dump_fuzz]=$build/format/format_reader_fuzz
-  [hprof_reader_fuzz]=$build/format/hprof/hprof_reader_fuzz
+  [format_reader_fuzz]=$build/fuzz/format_reader_fuzz
+  [go_dump_fuzz]=$build/fuzz/format_reader_fuzz
+  [hprof_reader_fuzz]=$build/fuzz/hprof_reader_fuzz
   [readdump_validate_fuzz]=$build/fuzz/readdump_validate_fuzz
   [readdump_histogram_fuzz]=$build/fuzz/readdump_histogram_fuzz
   [readdump_json_fuzz]=$build/fuzz/readdump_json_fuzz

@@ -29,8 +29,8 @@ test_packages=(
   # peers for the benchmarks and real programs for the preload tests
   libgoogle-perftools-dev libjemalloc-dev libmimalloc-dev sqlite3 git python3 time
   # the typing pass's DWARF checks: an independent DWARF reader and a real
-  # third-party library's parsed document
-  elfutils nlohmann-json3-dev
+  # third-party library's parsed document; a stripped key-value store library holding data
+  elfutils nlohmann-json3-dev libleveldb-dev
   # the stack of a hung process in the fork tests' failure reports
   gdb
 )

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The allocator stress test of CI (alloc_stress_dumps_forks, 30 s) for longer:
-# tests/alloc_stress.sh with its default 600 s, normal and under the debug
+# tests/allocator/alloc_stress.sh with its default 600 s, normal and under the debug
 # heap (LIBDUMP_DEBUG_HEAP=1). Prints each run's dumps, forks and operations.
 #   bench/alloc/stress.sh [BUILD_DIR] [SECONDS] [normal|debug|both]
 set -euo pipefail
@@ -16,6 +16,6 @@ for mode in normal debug; do
   debug=0
   [ "$mode" = debug ] && debug=1
   echo "== $mode heap, $seconds s ($(date -u +%FT%TZ))"
-  LIBDUMP_DEBUG_HEAP=$debug "$root/tests/alloc_stress.sh" "$build" "$program" "$seconds" || status=1
+  LIBDUMP_DEBUG_HEAP=$debug "$root/tests/allocator/alloc_stress.sh" "$build" "$program" "$seconds" || status=1
 done
 exit $status

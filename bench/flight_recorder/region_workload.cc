@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-#include "flight_recorder_clock.h"
+#include "samplers/flight_recorder/flight_recorder_clock.h"
 #include "libdump/flight_recorder.h"
 
 namespace {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Forks under heap dumps with the profilers on, until FORKS forks: rounds of
-# tests/fork_dump_stress.sh in `profilers` mode (libdump.so and
+# tests/heapdump/fork_dump_stress.sh in `profilers` mode (libdump.so and
 # libdumpprof.so preloaded, CPU and heap profiles, heap sampling every 4 KiB,
 # zstd dumps, a dump signal every 50 ms, a fork every 20 ms, every fifth
 # child dumping itself). A round ends at ROUND_SECONDS, at the forks still
@@ -24,7 +24,7 @@ forks=0 hangs=0 rounds=0
 while [ "$forks" -lt "$want" ]; do
   rounds=$((rounds + 1))
   before=$(wc -l < "$lat")
-  line=$("$root/tests/fork_dump_stress.sh" "$bindir" "$program" "$round_seconds" profilers $((want - forks)) 2>&1) || true
+  line=$("$root/tests/heapdump/fork_dump_stress.sh" "$bindir" "$program" "$round_seconds" profilers $((want - forks)) 2>&1) || true
   if [[ $line == PASS* ]]; then
     echo "round $rounds: ${line#PASS }"
   elif grep -q 'hung after fork' <<< "$line"; then

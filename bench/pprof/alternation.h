@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <thread>
 #include <vector>
 
 namespace bench {
@@ -56,6 +57,19 @@ __attribute__((always_inline)) inline double AlternateBlocks(const char* label, 
               pct(ratios[ratios.size() * 3 / 4]), pct(on_total / off_total),
               off_total / (static_cast<double>(units) * pairs), unit);
   return on_total;
+}
+
+// Runs worker(i) on threads 0 .. threads-1 and returns the wall seconds until
+// the last has joined (the lock benchmarks' unit of work).
+template <typename Worker>
+double WallSecondsOfThreads(int threads, Worker worker) {
+  timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  std::vector<std::thread> t;
+  for (int i = 0; i < threads; ++i) t.emplace_back(worker, i);
+  for (std::thread& th : t) th.join();
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  return static_cast<double>(b.tv_sec - a.tv_sec) + 1e-9 * static_cast<double>(b.tv_nsec - a.tv_nsec);
 }
 
 }  // namespace bench

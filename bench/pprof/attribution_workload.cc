@@ -12,7 +12,7 @@
 //   libc:  BurnCopy (memcpy) and BurnStrlen (strlen) of 1 MiB buffers
 //   leaf:  BurnAsm (an assembly leaf with CFI, rbp a counter) and BurnLeaf
 //          (a leaf built with -O2 -fomit-frame-pointer, rbp a counter): the
-//          attribution test's leaves (samplers/cpu_attribution_leaf.h)
+//          attribution test's leaves (samplers/testing/cpu_attribution_leaf.h)
 #include <time.h>
 #include <sys/resource.h>
 
@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-#include "cpu_attribution_leaf.h"
+#include "samplers/testing/cpu_attribution_leaf.h"
 
 namespace {
 

@@ -100,13 +100,7 @@ void Worker(int id, long ops) {
 
 double Block(long ops) {
   for (Pair& p : g_pairs) p.turn = 0;
-  timespec a, b;
-  clock_gettime(CLOCK_MONOTONIC, &a);
-  std::vector<std::thread> t;
-  for (int i = 0; i < kThreads; ++i) t.emplace_back(Worker, i, ops / kThreads);
-  for (std::thread& th : t) th.join();
-  clock_gettime(CLOCK_MONOTONIC, &b);
-  return static_cast<double>(b.tv_sec - a.tv_sec) + 1e-9 * static_cast<double>(b.tv_nsec - a.tv_nsec);
+  return bench::WallSecondsOfThreads(kThreads, [ops](int i) { Worker(i, ops / kThreads); });
 }
 
 }  // namespace

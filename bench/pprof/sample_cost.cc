@@ -10,10 +10,10 @@
 #include <cstdint>
 #include <cstdio>
 
-#include "allocation_stack_capture.h"
-#include "heap_bucket_table.h"
-#include "heap_profiler.h"
-#include "sampler_interface.h"
+#include "samplers/unwind/allocation_stack_capture.h"
+#include "samplers/heap/heap_bucket_table.h"
+#include "samplers/heap/heap_profiler.h"
+#include "libdump/interface/sampler_interface.h"
 
 namespace {
 

@@ -1,7 +1,7 @@
 // Writes a small hprof with the writer alone, as a non-Java producer would:
 // the standard classes, one user class, a linked list, arrays, a thread with
 // two frames and every root kind libdump uses. Real readers judge it in
-// tests/hprof.cmake.
+// tests/hprof/hprof.cmake.
 //
 //   hprof_synthetic OUT.hprof
 #include <fcntl.h>

@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "env_var.h"
+#include "platform/env/env_var.h"
 #include "libdump/heap_dump.h"
 #include "parallel_zstd_sink.h"
 

@@ -23,7 +23,7 @@
 #include "allocator_hooks.h"
 #include "dump_to_path.h"
 #include "dump_environment.h"
-#include "env_var.h"
+#include "platform/env/env_var.h"
 #include "heap_walk.h"
 #include "libdump/heap_dump.h"
 

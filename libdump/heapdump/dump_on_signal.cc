@@ -33,9 +33,9 @@
 
 #include "dump_on_signal.h"
 #include "dump_to_path.h"
-#include "env_var.h"
-#include "helper_threads.h"
-#include "stop_the_world.h"
+#include "platform/env/env_var.h"
+#include "platform/proc/helper_threads.h"
+#include "platform/capture/stop_the_world.h"
 #include "libdump/heap_dump.h"
 
 namespace libdump {

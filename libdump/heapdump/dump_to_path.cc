@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "output_file.h"
+#include "platform/output/output_file.h"
 
 namespace libdump::heapdump {
 

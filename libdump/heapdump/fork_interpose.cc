@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "dump_on_signal.h"
-#include "loader_fork.h"
+#include "platform/capture/loader_fork.h"
 
 // The loader's lock is looked for at load time, single-threaded, rather than
 // at the first fork, which might come from inside a dl_iterate_phdr callback

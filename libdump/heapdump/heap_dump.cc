@@ -14,7 +14,7 @@
 #include "libdump/heap.h"
 #include "libdump/typed.h"
 #include "root_registry.h"
-#include "stop_the_world.h"
+#include "platform/capture/stop_the_world.h"
 
 namespace libdump {
 

@@ -22,17 +22,17 @@
 
 #include "libdump/format/sink.h"
 #include "libdump/format/writer.h"
-#include "loader_fork.h"
-#include "loader_lock.h"
-#include "memory_map.h"
-#include "modules.h"
+#include "platform/capture/loader_fork.h"
+#include "platform/capture/loader_lock.h"
+#include "platform/capture/memory_map.h"
+#include "platform/capture/modules.h"
 #include "parallel_zstd_sink.h"
 #include "root_registry.h"
 #include "scratch_vector.h"
-#include "stopped_thread_unwind.h"
-#include "stop_the_world.h"
-#include "symbol_tables.h"
-#include "thread_list.h"
+#include "platform/capture/stopped_thread_unwind.h"
+#include "platform/capture/stop_the_world.h"
+#include "platform/capture/symbol_tables.h"
+#include "platform/proc/thread_list.h"
 #include "vtable_types.h"
 
 namespace libdump::heapdump {
@@ -150,6 +150,7 @@ class Dump {
   ScratchVector<StackRoot> stack_roots_;
   ScratchVector<DataRoot> data_roots_;
   ScratchVector<TlsRoot> tls_roots_;
+  ScratchVector<uint64_t> own_roots_;  // what this object holds in the heap
   ScratchVector<uint64_t> registered_values_;  // RootRegistry order
   ScratchVector<PolyType> poly_;
   Writer* writer_ = nullptr;  // for OnObject
@@ -352,6 +353,13 @@ void Dump::WriteFrozen(Writer& w) {
       }
     }
   }
+  // The dump's own state (module list, symbolizer, unwinder and what they
+  // allocated, libunwind's caches among it) lies in the heap too, held by
+  // this object on the dumper's stack, which is not scanned: it is not the
+  // program's. Rooted under its own name, it is not reported as the
+  // program's leak, and the roots page says whose it is.
+  const auto self = reinterpret_cast<uint64_t>(this);
+  ScanWords(self, self + sizeof *this, [&](uint64_t, uint64_t v) { own_roots_.push_back(v); });
   for (const auto& [slot, description] : RootRegistry::Instance().roots()) {
     const auto a = reinterpret_cast<uint64_t>(slot);
     registered_values_.push_back(memory_.Readable(a, 8) ? Load(a) : 0);
@@ -434,6 +442,7 @@ void Dump::WriteNamed(Writer& w) {
   for (const TlsRoot& r : tls_roots_) {
     w.OtherRoot("thread-local storage of thread " + std::to_string(r.tid), r.ptr);
   }
+  for (const uint64_t v : own_roots_) w.OtherRoot("libdump: the heap dump being written", v);
   size_t i = 0;
   for (const auto& [slot, description] : RootRegistry::Instance().roots()) {
     w.OtherRoot(description, registered_values_[i++]);

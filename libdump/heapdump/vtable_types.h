@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "memory_map.h"
+#include "platform/capture/memory_map.h"
 
 namespace libdump::heapdump {
 

@@ -14,7 +14,7 @@
 #include "allocator_hooks.h"
 #include "heap_walk.h"
 #include "libdump/heap.h"
-#include "stop_the_world.h"
+#include "platform/capture/stop_the_world.h"
 
 namespace libdump::testing {
 

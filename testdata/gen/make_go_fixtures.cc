@@ -8,7 +8,7 @@
 #include <string>
 
 #include "go_dump.h"
-#include "go_dump_encoder_testutil.h"
+#include "testing/go_dump_encoder_testutil.h"
 
 namespace {
 

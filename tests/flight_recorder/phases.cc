@@ -24,7 +24,7 @@
 #include <mutex>
 #include <thread>
 
-#include "flight_recorder.h"
+#include "samplers/flight_recorder/flight_recorder.h"
 #include "libdump/flight_recorder.h"
 
 namespace {

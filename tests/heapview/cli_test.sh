@@ -83,7 +83,9 @@ check "Ctrl-C: exit 0" "[ $? -eq 0 ] && grep -q 'heapview: stopped' '$work/serve
 start "$tool" -port 0 -baseline "$dump" --bind 0.0.0.0 "$dump"
 check "jhat's -port and -baseline, --bind 0.0.0.0 warns" \
   "[ -n '$url' ] && grep -q 'warning: listening on 0.0.0.0' '$work/server.err'"
-check "baseline: the diff page answers" "[ \$(code diff) = 200 ]"
+diff_code=$(code diff)
+check "baseline: the diff page answers" "[ '$diff_code' = 200 ]"
+[ "$diff_code" = 200 ] || { echo "  $url""diff: HTTP $diff_code:"; head -c 300 "$work/body"; cat "$work/server.out" "$work/server.err"; }
 kill -TERM $pid
 wait $pid
 check "SIGTERM: exit 0" "[ $? -eq 0 ]"

@@ -11,8 +11,10 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 struct Account {
@@ -41,6 +43,17 @@ struct Poly : Shape {
   std::vector<Point> points;  // 7 each
 };
 
+struct Tick {
+  long t;
+  double v;
+};
+struct Cell {
+  int a, b;
+};
+struct Pixel {
+  long r, g;
+};
+
 struct Service {
   std::map<int, Account> accounts;           // 4000 nodes
   std::vector<Order> orders;                 // one body of 2500 Orders, each with a body of 4 longs
@@ -53,6 +66,9 @@ struct Service {
   Point* grid;                               // one Point
   std::vector<long> samples;                 // one body of 3000000 longs
   std::vector<std::unique_ptr<Shape>> shapes;  // 10 Polys
+  std::optional<std::vector<Tick>> ticks;    // engaged: one body of 9 Ticks
+  std::variant<long, std::vector<Cell>, std::string> choice;  // the vector: one body of 11 Cells
+  std::unique_ptr<Pixel[]> pixels;           // 25 Pixels (the allocation says how many)
 };
 
 Service* g_service;
@@ -89,6 +105,9 @@ int main() {
     for (int k = 0; k < 7; ++k) p->points.push_back(Point{i, k});
     s->shapes.push_back(std::move(p));
   }
+  s->ticks.emplace(9, Tick{1, 2.5});
+  s->choice = std::vector<Cell>(11, Cell{3, 4});
+  s->pixels = std::make_unique<Pixel[]>(25);
   g_service = s;
   // Held by main's frame alone: typed through its location (DW_OP_fbreg).
   std::list<Point> local_points;

@@ -64,6 +64,11 @@ expect dwarf 1 0 "Account"
 expect dwarf 1 0 "Point"
 expect dwarf 1 0 "Big"
 expect dump 1 0 "std::_Sp_counted_ptr_inplace<Order, std::allocator<void>, (__gnu_cxx::_Lock_policy)2>"
+# std::optional (engaged), std::variant (its index names the vector) and
+# std::unique_ptr<T[]> (its length is the allocation's: not checked)
+expect dwarf 1 9 "Tick[]"
+expect dwarf 1 11 "Cell[]"
+expect dwarf 1 - "Pixel[]"
 
 min=0.97
 ;;

@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "exclusive_file.h"
+#include "platform/output/exclusive_file.h"
 
 namespace libdump::tools {
 namespace {

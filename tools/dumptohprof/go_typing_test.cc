@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "converter.h"
-#include "go_typing_testutil.h"
+#include "testing/go_typing_testutil.h"
 #include "libdump/format/hprof_writer.h"
 #include "testing/hprof_test_reader.h"
 

@@ -7,7 +7,7 @@
 #include "heap_graph.h"
 #include "growth.h"
 #include "growth_report.h"
-#include "histogram.h"
+#include "type_histogram.h"
 #include "index_cache.h"
 #include "json_writer.h"
 #include "libdump/format/reader.h"

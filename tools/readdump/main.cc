@@ -6,7 +6,7 @@
 #include <string>
 
 #include "dump_file.h"
-#include "histogram.h"
+#include "type_histogram.h"
 #include "input_file.h"
 #include "json_writer.h"
 #include "libdump/format/reader.h"

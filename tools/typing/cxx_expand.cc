@@ -11,6 +11,7 @@ constexpr size_t kMaxSlots = 1 << 14;  // pointer slots of one type (larger: cut
 constexpr int kMaxDepth = 32;          // members inside members
 constexpr int kMaxMemberDepth = 8;     // FindMember's search
 constexpr uint64_t kMaxCount = uint64_t{1} << 40;
+constexpr uint64_t kMaxAlternatives = 256;  // a variant's alternatives walked to its index
 
 // The link types of libstdc++'s nodes: a pointer of one of these types is a
 // container's internal link (or an iterator), followed by the container
@@ -46,6 +47,27 @@ bool FindMember(CxxProgram& p, uint32_t t, std::string_view name, uint64_t* off,
 
 uint32_t Arg(const CxxType& t, size_t i) { return i < t.template_types.size() ? t.template_types[i] : kNoCxxType; }
 
+// The first pointer in t (depth first through its members and bases): a
+// unique_ptr's, inside its tuple.
+bool FirstPointer(CxxProgram& p, uint32_t t, int depth, uint64_t* off, uint32_t* type) {
+  if (t == kNoCxxType || depth > kMaxMemberDepth) return false;
+  const CxxType& ty = p.type(t);
+  if (ty.kind != CxxKind::kStruct) return false;
+  for (const CxxMember& m : ty.members) {
+    if (m.type == kNoCxxType) continue;
+    if (p.type(m.type).kind == CxxKind::kPointer) {
+      *off = m.offset, *type = m.type;
+      return true;
+    }
+    uint64_t inner = 0;
+    if (FirstPointer(p, m.type, depth + 1, &inner, type)) {
+      *off = m.offset + inner;
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string ReachName(const Reach& r) {
@@ -61,7 +83,10 @@ std::string ReachName(const Reach& r) {
 }
 
 struct Expander::Slot {
-  enum Op : uint8_t { kPtr, kSelf, kString, kVector, kRbTree, kList, kFwdList, kHashtable, kDeque, kFunction, kTagged };
+  enum Op : uint8_t {
+    kPtr, kSelf, kString, kVector, kRbTree, kList, kFwdList, kHashtable, kDeque, kFunction, kTagged,
+    kOptional, kVariant, kArrayPtr,
+  };
   Op op;
   uint64_t off;     // of the value in the plan's type
   uint32_t a = kNoCxxType, b = kNoCxxType;  // types the op names
@@ -222,6 +247,38 @@ void Expander::BuildPlan(CxxProgram& p, uint32_t t, uint64_t base, int depth, Pl
       s.u = cur;
       s.v = node;
       add(s);
+    }
+    return;
+  }
+  // std::optional<T>: the value (a union member) only while engaged.
+  if (n.starts_with("std::_Optional_payload_base<")) {
+    uint32_t storage = kNoCxxType, value = kNoCxxType;
+    uint64_t vo = 0;
+    if (FindMember(p, t, "_M_payload", &o1, &storage) && FindMember(p, t, "_M_engaged", &o2, &t2) &&
+        storage != kNoCxxType && FindMember(p, storage, "_M_value", &vo, &value) && value != kNoCxxType) {
+      add({Slot::kOptional, 0, value, kNoCxxType, o2, o1 + vo});
+    }
+    return;
+  }
+  // std::variant<Ts...>: the alternative its index names (_M_u's _M_rest,
+  // index times, then _M_first); the valueless index (all ones) names none.
+  if (n.starts_with("std::__detail::__variant::_Variant_storage<")) {
+    uint32_t u = kNoCxxType, index = kNoCxxType;
+    if (FindMember(p, t, "_M_u", &o1, &u) && FindMember(p, t, "_M_index", &o2, &index) && u != kNoCxxType &&
+        index != kNoCxxType) {
+      const uint64_t is = p.type(index).size;
+      if (is == 1 || is == 2 || is == 4 || is == 8) add({Slot::kVariant, 0, u, kNoCxxType, o2, o1, is});
+    }
+    return;
+  }
+  // std::unique_ptr<T[]>: an array of T whose length only the allocation
+  // says; named T[], its elements not read (the allocation may be longer).
+  if (n.starts_with("std::unique_ptr<") && Arg(ty, 0) != kNoCxxType && p.type(Arg(ty, 0)).kind == CxxKind::kArray) {
+    const uint32_t elem = p.type(Arg(ty, 0)).elem;
+    uint64_t at = 0;
+    uint32_t ptr = kNoCxxType;
+    if (elem != kNoCxxType && p.type(elem).size != 0 && FirstPointer(p, t, 0, &at, &ptr)) {
+      add({Slot::kArrayPtr, 0, elem, kNoCxxType, at});
     }
     return;
   }
@@ -405,6 +462,43 @@ void Expander::Run(CxxProgram& p, const Plan& plan, uint64_t addr, const MemoryR
         r.program = fp;
         r.type = f;
         out.push_back(r);
+        break;
+      }
+      case Slot::kOptional: {
+        if (depth >= 4) break;
+        uint8_t engaged = 0;
+        if (!mem.Read(at + s.x, &engaged, 1) || engaged == 0) break;
+        const Plan& sub = PlanOf(p, s.a);
+        if (!sub.building) Run(p, sub, at + s.y, mem, budget, out, depth + 1);
+        break;
+      }
+      case Slot::kVariant: {
+        if (depth >= 4) break;
+        uint64_t index = 0;
+        if (!mem.Read(at + s.x, &index, s.z)) break;
+        if (s.z < 8 && index == (uint64_t{1} << (8 * s.z)) - 1) break;  // valueless
+        uint32_t u = s.a;
+        uint64_t off = s.y, o = 0;
+        uint32_t next = kNoCxxType;
+        for (uint64_t k = 0; k < index && u != kNoCxxType; ++k) {
+          if (k >= kMaxAlternatives || !FindMember(p, u, "_M_rest", &o, &next)) {
+            u = kNoCxxType;
+            break;
+          }
+          u = next, off += o;
+        }
+        if (u == kNoCxxType || !FindMember(p, u, "_M_first", &o, &next) || next == kNoCxxType) break;
+        // _Uninitialized<T>: T (or its __aligned_membuf) is _M_storage, in
+        // an anonymous union with an empty byte.
+        uint64_t so = 0;
+        uint32_t st = kNoCxxType;
+        if (FindMember(p, next, "_M_storage", &so, &st) && st != kNoCxxType) next = st, o += so;
+        const Plan& sub = PlanOf(p, next);
+        if (!sub.building) Run(p, sub, at + off + o, mem, budget, out, depth + 1);
+        break;
+      }
+      case Slot::kArrayPtr: {
+        if (const uint64_t w = word(at + s.x)) reach(w, s.a, UINT64_MAX, Reach::kArray).leaf = true;
         break;
       }
       case Slot::kTagged: {

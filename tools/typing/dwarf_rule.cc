@@ -13,6 +13,8 @@
 // most kMaxPasses passes.
 #include "dwarf_rule.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -68,6 +70,10 @@ struct Module {
   std::vector<LoadSegment> segments;  // link-time addresses
   CxxProgram* program = nullptr;
   bool tried = false;
+  bool given = false;         // a --binary FILE: read whatever its roots hold
+  uint64_t debug_size = 0;    // the debug file's size: what reading it costs
+  uint64_t claimed = 0;       // heap bytes its roots reach first (ClaimByModule)
+  bool roots_worth = false;   // its roots seed the walk (ClaimByModule)
 };
 
 class DwarfTyper {
@@ -78,32 +84,43 @@ class DwarfTyper {
   void Run() {
     if (g_.ids.size() == 0 || ctx_.ptr_size() != 8 || g_.big_endian) return;  // libstdc++ x86-64 layouts
     LoadModules();
-    if (modules_.empty()) return;
+    if (std::none_of(modules_.begin(), modules_.end(), [](const Module& m) { return !m.file.debug.empty(); })) return;
     state_.assign(g_.size(), 0);
     typing_.assign(g_.size(), 0);
+    has_extra_.assign(g_.size(), false);
+    ClaimByModule();
     budget_ = uint64_t{64} * g_.size() + (uint64_t{1} << 22);
+    cache_bytes_ = std::clamp<uint64_t>(kCacheBytesPerObject * g_.size(), kCacheBytesMin, kCacheBytesMax);
     SeedGlobals();
     SeedLocals();
     SeedVtableObjects();
     for (int pass = 0; pass < kMaxPasses && !pending_list_.empty() && budget_ > 0; ++pass) {
       std::vector<Index> list;
-      list.swap(pending_list_);
-      std::sort(list.begin(), list.end());
-      list.erase(std::unique(list.begin(), list.end()), list.end());
-      std::erase_if(list, [&](Index i) { return !(state_[i] & kPending); });
+      if (pending_list_.size() > g_.size() / 32) {
+        // Many: the pending objects in index order from their state, not a sort.
+        pending_list_ = {};
+        for (Index i = 0; i < g_.size(); ++i) {
+          if (state_[i] & kPending) list.push_back(i);
+        }
+      } else {
+        list.swap(pending_list_);
+        std::sort(list.begin(), list.end());
+        list.erase(std::unique(list.begin(), list.end()), list.end());
+        std::erase_if(list, [&](Index i) { return !(state_[i] & kPending); });
+      }
       // What the pending objects may reach (the graph's edges), kept as the
       // scan passes it: an object reached after the scan passed it is
       // expanded from this copy, not in the next pass (a chain allocated
       // backwards would otherwise take a pass per link).
       Cacheable(list);
       const size_t pending_n = list.size();
-      list.insert(list.end(), cacheable_.begin(), cacheable_.end());
-      std::sort(list.begin(), list.end());
+      list.insert(list.end(), cacheable_.begin(), cacheable_.end());  // both sorted
+      std::inplace_merge(list.begin(), list.begin() + static_cast<std::ptrdiff_t>(pending_n), list.end());
       list.erase(std::unique(list.begin(), list.end()), list.end());
       auto visit = [&](Index i, std::span<const uint8_t> data) {
         if (state_[i] & kPending) {
           state_[i] = kDone;
-          Expand(TakeWork(i), SpanMemory(g_.ids[i], data));
+          Expand(TakeWork(i), SpanMemory(g_.ids[i], data), i);
           DrainCached();
         } else if (state_[i] & kMarked) {
           const size_t k = std::lower_bound(cacheable_.begin(), cacheable_.end(), i) - cacheable_.begin();
@@ -127,7 +144,11 @@ class DwarfTyper {
   }
 
  private:
-  static constexpr uint64_t kCacheBytes = uint64_t{64} << 20;
+  // The payload copy of a pass: a few bytes per object of the dump (the
+  // pass's share of the typing's memory budget), within these bounds. What
+  // does not fit is expanded in a later pass.
+  static constexpr uint64_t kCacheBytesPerObject = 8;
+  static constexpr uint64_t kCacheBytesMin = uint64_t{4} << 20, kCacheBytesMax = uint64_t{64} << 20;
   static constexpr size_t kCacheObjects = size_t{1} << 20;
   // state_ bits
   static constexpr uint8_t kPending = 1, kDone = 2, kMarked = 4, kSeen = 8;
@@ -135,7 +156,7 @@ class DwarfTyper {
   // The objects not yet reached that the pending ones may reach through the
   // graph and that the scan will have passed by then (earlier in the file
   // than where their holder is expanded), breadth first, as many as
-  // kCacheBytes and kCacheObjects hold. An object later in the file is read
+  // cache_bytes_ and kCacheObjects hold. An object later in the file is read
   // when the scan comes to it.
   void Cacheable(const std::vector<Index>& from) {
     cacheable_.clear();
@@ -143,14 +164,20 @@ class DwarfTyper {
     for (Index i : from) queue.emplace_back(i, i);
     std::vector<Index> seen;
     uint64_t bytes = 0;
-    for (size_t k = 0; k < queue.size() && cacheable_.size() < kCacheObjects && seen.size() < kCacheObjects * 4; ++k) {
+    // The search itself stays within the cache's budget: it stops when the
+    // cache is full or its queue holds as many bytes as the cache.
+    const size_t max_queue = std::max<size_t>(from.size(), cache_bytes_ / sizeof(queue[0]));
+    for (size_t k = 0; k < queue.size() && cacheable_.size() < kCacheObjects && queue.size() < max_queue &&
+                       bytes < cache_bytes_;
+         ++k) {
       const auto [u, at] = queue[k];
       for (Index j : g_.Out(u)) {
         if (j >= g_.size() || state_[j] != 0) continue;
         state_[j] = kSeen;
         seen.push_back(j);
+        if (g_.Out(j).empty()) continue;  // never read (Offer)
         if (j < at) {
-          if (bytes + g_.Size(j) > kCacheBytes) continue;
+          if (bytes + g_.Size(j) > cache_bytes_) continue;
           bytes += g_.Size(j);
           cacheable_.push_back(j);
         }
@@ -175,7 +202,7 @@ class DwarfTyper {
       const auto [off, len] = cached_[it - cacheable_.begin()];
       if (off == UINT64_MAX) continue;  // not read yet: the scan will come to it
       state_[i] = kDone;
-      Expand(TakeWork(i), SpanMemory(g_.ids[i], std::span<const uint8_t>(arena_.data() + off, len)));
+      Expand(TakeWork(i), SpanMemory(g_.ids[i], std::span<const uint8_t>(arena_.data() + off, len)), i);
     }
   }
 
@@ -186,7 +213,10 @@ class DwarfTyper {
                         work.deque_elem == kNoCxxType && !work.leaf && typing_[i] != 0 &&
                         typings_[typing_[i] - 1].program == work.program && typings_[typing_[i] - 1].type == work.type &&
                         typings_[typing_[i] - 1].naming == Reach::kValue;
-    if (!simple) extras_[i] = work;
+    if (!simple) {
+      extras_[i] = work;
+      has_extra_[i] = true;
+    }
     const bool marked = state_[i] & kMarked;
     state_[i] = kPending | (marked ? kMarked : 0);
     pending_list_.push_back(i);
@@ -194,7 +224,9 @@ class DwarfTyper {
   }
 
   Reach TakeWork(Index i) {
-    if (auto it = extras_.find(i); it != extras_.end()) {
+    if (has_extra_[i]) {
+      has_extra_[i] = false;
+      auto it = extras_.find(i);
       Reach r = it->second;
       extras_.erase(it);
       return r;
@@ -214,8 +246,15 @@ class DwarfTyper {
       if (!seen.try_emplace({m.path, m.build_id}, true).second) continue;
       Module mod;
       mod.file = FindDebugFile(m.path, m.build_id, ctx_.options().binaries, ctx_.options().debug_dirs);
-      if (mod.file.debug.empty()) continue;
-      mod.segments = LoadSegments(mod.file.symbols.empty() ? mod.file.debug : mod.file.symbols);
+      if (mod.file.debug.empty()) {
+        // No DWARF: never opened, but its roots still claim what they reach
+        // first (ClaimByModule), from its own program headers.
+        mod.tried = true;
+        if (!m.build_id.empty() && BuildIdOf(m.path) != m.build_id) continue;
+        mod.segments = LoadSegments(m.path);
+      } else {
+        mod.segments = LoadSegments(mod.file.symbols.empty() ? mod.file.debug : mod.file.symbols);
+      }
       bool found = false;
       for (const LoadSegment& s : mod.segments) {
         if (m.file_offset >= s.offset && m.file_offset - s.offset < std::max<uint64_t>(s.filesz, 1)) {
@@ -226,8 +265,64 @@ class DwarfTyper {
       }
       if (!found) continue;
       mod.start = m.start, mod.end = m.end;
+      const auto& given = ctx_.options().binaries;
+      mod.given = !mod.file.debug.empty() && std::find(given.begin(), given.end(), mod.file.debug) != given.end();
+      struct stat st;
+      if (!mod.file.debug.empty() && stat(mod.file.debug.c_str(), &st) == 0) mod.debug_size = static_cast<uint64_t>(st.st_size);
       modules_.push_back(std::move(mod));
     }
+  }
+
+  // The module of a data root (its slot) or a stack root (its frame's pc).
+  Module* RootModule(const heapgraph::Root& r) {
+    if (r.kind == 1 && r.slot != 0) return ModuleOf(r.slot);
+    if (r.kind != 0 || r.slot == 0 || r.frame_sp == 0) return nullptr;
+    auto f = std::lower_bound(g_.frames.begin(), g_.frames.end(), r.frame_sp,
+                              [](const heapgraph::FrameInfo& a, uint64_t sp) { return a.sp < sp; });
+    if (f == g_.frames.end() || f->sp != r.frame_sp || f->pc == 0) return nullptr;
+    return ModuleOf(f->pc);
+  }
+
+  // Which modules' roots seed the walk. Reading a module's DWARF costs about
+  // its debug file's size in time and memory (libc6-dbg's compressed
+  // sections are inflated whole); its globals and locals name at most what
+  // its roots reach. Each module, in the dump's order (the program first;
+  // modules without DWARF claim too, and are never read),
+  // claims the heap bytes its roots reach through objects the dump does not
+  // name (what a vtable class holds is its own module's to name) and that no
+  // module before claimed; its
+  // roots seed the walk when that is at least 1/kClaimRatio of its debug
+  // file, when the file is small (kSmallDebug: read in a few tens of
+  // milliseconds) or when it is a --binary FILE. Objects a module so skipped would
+  // have named (libc's stdio buffers, the preload's own tables) go to the
+  // weaker rules; vtables and std::function managers still open any module.
+  static constexpr uint64_t kClaimRatio = 64;
+  static constexpr uint64_t kSmallDebug = uint64_t{2} << 20;
+  void ClaimByModule() {
+    std::vector<std::vector<Index>> seeds(modules_.size());
+    for (const heapgraph::Root& r : g_.roots) {
+      if (r.object >= g_.size()) continue;
+      if (Module* m = RootModule(r)) seeds[m - modules_.data()].push_back(r.object);
+    }
+    std::vector<Index> queue;
+    for (size_t k = 0; k < modules_.size(); ++k) {
+      Module& m = modules_[k];
+      queue.clear();
+      auto claim = [&](Index o) {
+        if (state_[o] != 0 || ctx_.RuleOf(o) == Rule::kDump) return;
+        state_[o] = kSeen;
+        queue.push_back(o);
+      };
+      for (Index o : seeds[k]) claim(o);
+      for (size_t h = 0; h < queue.size(); ++h) {
+        m.claimed += g_.Size(queue[h]);
+        for (Index j : g_.Out(queue[h])) {
+          if (j < g_.size()) claim(j);
+        }
+      }
+      m.roots_worth = m.claimed > 0 && (m.given || m.debug_size <= kSmallDebug || m.claimed >= m.debug_size / kClaimRatio);
+    }
+    std::fill(state_.begin(), state_.end(), 0);
   }
 
   // The module's DWARF, opened on first use; nullptr when it cannot be read.
@@ -276,6 +371,7 @@ class DwarfTyper {
     for (heapgraph::Root& r : g_.roots) {
       if (r.kind != 1 || r.slot == 0) continue;
       Module* m = ModuleOf(r.slot);
+      if (m == nullptr || !m->roots_worth) continue;
       CxxProgram* p = Program(m);
       if (p == nullptr) continue;
       const CxxGlobal* gl = p->GlobalAt(r.slot - m->bias);
@@ -307,6 +403,7 @@ class DwarfTyper {
                                 [](const heapgraph::FrameInfo& a, uint64_t sp) { return a.sp < sp; });
       if (f == g_.frames.end() || f->sp != r.frame_sp || f->parent == 0 || f->pc == 0) continue;
       Module* m = ModuleOf(f->pc);
+      if (m == nullptr || !m->roots_worth) continue;
       CxxProgram* p = Program(m);
       if (p == nullptr) continue;
       auto [li, fresh] = locals_of.try_emplace(f->sp);
@@ -416,8 +513,23 @@ class DwarfTyper {
     return it->second = c;
   }
 
+  // The object starting at `addr`: among the references of the object being
+  // expanded when it has few (what its pointers reach is among them), else
+  // by the search over all objects.
+  Index FindReached(uint64_t addr) const {
+    if (from_ != kNone) {
+      const auto out = g_.Out(from_);
+      if (out.size() <= 16) {
+        for (Index j : out) {
+          if (j < g_.size() && g_.ids[j] == addr) return j;
+        }
+      }
+    }
+    return g_.Find(addr);
+  }
+
   void Offer(const Reach& r) {
-    const Index i = g_.Find(r.addr);
+    const Index i = FindReached(r.addr);
     if (i == kNone) return;  // inside an object (make_shared's object in its control block, a local buffer)
     const uint32_t key = Intern(r);
     if (typing_[i] != 0) {
@@ -445,7 +557,9 @@ class DwarfTyper {
     }
     if (!ctx_.Name(i, ClassOf(key), Rule::kDwarf, r.naming == Reach::kValue ? 0 : std::max<uint64_t>(count, 1))) return;
     if (state_[i] & (kPending | kDone)) return;
-    if (r.leaf) {
+    // An object that points into no object (a string's characters, an
+    // array of numbers) reaches nothing: it is named, never read.
+    if (r.leaf || g_.Out(i).empty()) {
       state_[i] = kDone | (state_[i] & kMarked);
       return;
     }
@@ -454,12 +568,15 @@ class DwarfTyper {
     Pend(i, w);
   }
 
-  void Expand(const Reach& what, const MemoryReader& mem) {
+  // `from`: the object whose payload `mem` is (kNone: a global or a local).
+  void Expand(const Reach& what, const MemoryReader& mem, Index from = kNone) {
     out_.clear();
     expander_.Expand(what, mem, budget_, out_);
     const std::vector<Reach> found = std::move(out_);
     out_.clear();
+    from_ = from;
     for (const Reach& r : found) Offer(r);
+    from_ = kNone;
   }
 
   Context& ctx_;
@@ -477,12 +594,15 @@ class DwarfTyper {
   std::unordered_map<uint32_t, std::pair<CxxProgram*, uint32_t>> dump_class_;
   std::vector<Index> pending_list_;              // objects to expand (state_ kPending), in the order reached
   std::unordered_map<Index, Reach> extras_;      // their work when their typing alone does not say it
+  std::vector<bool> has_extra_;                  // per object: in extras_ (a bit, not a lookup, for the rest)
   std::vector<Reach> out_;
   std::vector<Index> cacheable_;  // sorted; state_ kMarked during the pass
   std::vector<std::pair<uint64_t, uint64_t>> cached_;  // per cacheable_: its payload in arena_ (UINT64_MAX: not read)
   std::vector<uint8_t> arena_;
   std::vector<Index> ready_;  // pending objects whose payload may be in the cache
   uint64_t budget_ = 0;
+  uint64_t cache_bytes_ = 0;
+  Index from_ = kNone;  // the object Expand reads (FindReached)
   uint64_t conflicts_ = 0;
 };
 

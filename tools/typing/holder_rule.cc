@@ -126,7 +126,7 @@ class Holders {
       kids.erase(std::unique(kids.begin(), kids.end()), kids.end());
       size_t left = kids.size();
       // Many children at as many offsets: an array's elements, one class.
-      if (kids.size() > kManyChildren || g_.elements.count(p)) {
+      if (kids.size() > kManyChildren || g_.elements.count(p) || PointerArray(p, data)) {
         for (Index c : kids) offset_[c] = kElement;
         return;
       }
@@ -141,6 +141,28 @@ class Holders {
         --left;
       }
     });
+  }
+
+  // An unnamed holder of at least kArrayWords words, each 0 or the start of
+  // an object it references, two at least: an array of pointers (a hash
+  // table's buckets), whose children are its elements whatever their number.
+  static constexpr size_t kArrayWords = 8;
+  bool PointerArray(Index p, std::span<const uint8_t> data) {
+    const unsigned w = ctx_.ptr_size();
+    if (!Unnamed(p) || data.size() < kArrayWords * w) return false;
+    starts_.clear();
+    for (Index c : g_.Out(p)) {
+      if (c < g_.size()) starts_.push_back(g_.ids[c]);
+    }
+    std::sort(starts_.begin(), starts_.end());
+    size_t pointers = 0;
+    for (size_t off = 0; off + w <= data.size(); off += w) {
+      const uint64_t v = ctx_.Word(data, off);
+      if (v == 0) continue;
+      if (!std::binary_search(starts_.begin(), starts_.end(), v)) return false;
+      ++pointers;
+    }
+    return pointers >= 2;
   }
 
   struct Held {
@@ -237,6 +259,7 @@ class Holders {
   std::vector<uint32_t> held_of_;  // class -> index in held_, kNone
   std::unordered_map<std::pair<uint32_t, uint32_t>, uint32_t, PairHash> memo_;
   std::map<std::string, uint32_t> root_class_;
+  std::vector<uint64_t> starts_;  // PointerArray's scratch
 };
 
 std::string SizeName(uint64_t size) {

@@ -66,6 +66,18 @@ const char* KindName(uint8_t k) {
   return "";
 }
 
+// A word of the debug heap's poison (docs/ALLOCATOR.md: every byte of a free
+// slot is 0xdf until it is written), whole or cut by a write's zeros.
+bool Poison(uint64_t w) {
+  bool any = false;
+  for (int k = 0; k < 8; ++k, w >>= 8) {
+    const uint8_t b = w & 0xff;
+    if (b != 0 && b != 0xdf) return false;
+    any |= b == 0xdf;
+  }
+  return any;
+}
+
 std::string Hex(uint64_t v) {
   char b[24];
   snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(v));
@@ -89,9 +101,30 @@ class Shapes {
     lo_ = g_.ids[g_.ById(0)];
     const Index last = g_.ById(n_ - 1);
     hi_ = g_.ids[last] + g_.Size(last);
-    words_.assign(n_, {kOther, kOther, kOther, kOther});
-    for (uint32_t c = 0; c < g_.classes.size(); ++c) {
-      if (g_.classes[c].id == 0 && g_.classes[c].named_by == Rule::kNothing && g_.classes[c].array_type == 0) untyped_ = c;
+    // Only objects no stronger rule named, and those holding one, can be
+    // or own a shape: when they are few (a dump DWARF named), only they are
+    // read and kept (sparse); else every object (dense, no lookup).
+    auto relevant = [&](Index i) {
+      if (ctx_.RuleOf(i) == Rule::kNothing) return true;
+      for (Index j : g_.Out(i)) {
+        if (j < n_ && ctx_.RuleOf(j) == Rule::kNothing) return true;
+      }
+      return false;
+    };
+    size_t count = 0;
+    for (Index i = 0; i < n_; ++i) count += relevant(i);
+    if (count * 2 < n_) {
+      only_.reserve(count);
+      slot_.reserve(count);
+      for (Index i = 0; i < n_; ++i) {
+        if (!relevant(i)) continue;
+        slot_.emplace(i, static_cast<uint32_t>(only_.size()));
+        only_.push_back(i);
+      }
+      words_.assign(only_.size() + 1, {kOther, kOther, kOther, kOther});  // the last: every other object's
+      sparse_ = true;
+    } else {
+      words_.assign(n_, {kOther, kOther, kOther, kOther});
     }
     kind_.assign(n_, kNoShape);
     ReadWords();
@@ -103,28 +136,43 @@ class Shapes {
     Lists();
     Triples();
     words_.Free();
+    slot_ = {};
     NameAll();
   }
 
  private:
   bool Unnamed(Index i) const { return ctx_.RuleOf(i) == Rule::kNothing && kind_[i] == kNoShape; }
 
+  // The first four words of object i, as object indices or kZero, kColor, kOther.
+  const std::array<uint32_t, 4>& W(Index i) const {
+    if (!sparse_) return words_[i];
+    auto it = slot_.find(i);
+    return words_[it == slot_.end() ? words_.size() - 1 : it->second];
+  }
+  std::array<uint32_t, 4>& WordsOf(Index i) { return sparse_ ? words_[slot_.find(i)->second] : words_[i]; }
+
   void ReadWords() {
-    ctx_.ScanAll([&](Index i, std::span<const uint8_t> d) {
+    const Context::Visit visit = [&](Index i, std::span<const uint8_t> d) {
+      std::array<uint32_t, 4>& mine = WordsOf(i);
       // Triples at every word of every object (the holder's side of strings
       // and vectors); the word census of bucket arrays and deque maps.
       const size_t nw = d.size() / 8;
       size_t others = 0, starts = 0, blocks = 0, first = nw, last = 0;
       uint64_t other = 0;  // the word that points to no object's start
+      // The debug heap's poison in a slot's unwritten bytes (a bucket
+      // array's slack past its buckets, a deque map's unused ends) is allowed
+      // in bucket arrays and deque maps outside their pointers, so that the
+      // shapes do not depend on the heap's mode or a slot's past.
+      size_t junk = 0, junk_first = nw, pointer_last = 0;
       // An object the loader scanned word by word has one reference per word
       // that points into an object, in order: those answer without a search.
       const auto out = g_.Out(i);
-      const bool scanned = g_.cls[i] == untyped_;
+      const bool scanned = ctx_.LoaderScanned(i);
       size_t e = 0;
       for (size_t k = 0; k < nw; ++k) {
         const uint64_t a = ctx_.Word(d, k * 8);
         if (a == 0) {
-          if (k < 4) words_[i][k] = kZero;
+          if (k < 4) mine[k] = kZero;
           continue;
         }
         Index b = kNone;
@@ -136,16 +184,23 @@ class Shapes {
             ++e;
           }
         }
-        if (k < 4) words_[i][k] = b != kNone ? b : (k == 0 && (a & 0xffffffff) <= 1) ? kColor : kOther;
+        if (k < 4) mine[k] = b != kNone ? b : (k == 0 && (a & 0xffffffff) <= 1) ? kColor : kOther;
         // A tree's root names its header as parent: the container, maybe an object of its own.
-        if (k == 1 && b == kNone && a >= lo_ && a < hi_ && (words_[i][0] == kColor || words_[i][0] == kZero))
+        if (k == 1 && b == kNone && a >= lo_ && a < hi_ && (mine[0] == kColor || mine[0] == kZero))
           headers_.push_back({i, a});
         if (b == kNone || b == i) {
+          if (Poison(a)) {
+            ++junk;
+            junk_first = std::min(junk_first, k);
+            continue;
+          }
           ++others;
           other = a;
+          pointer_last = k;
           continue;
         }
         ++starts;
+        pointer_last = k;
         if (g_.Size(b) == 512) ++blocks;
         first = std::min(first, k);
         last = k;
@@ -158,16 +213,25 @@ class Shapes {
           strings_.push_back({b, i, static_cast<uint32_t>(k * 8), static_cast<uint32_t>(x)});
         }
       }
-      if (others == 1 && starts > 0 && d.size() >= 16) candidates_.push_back({i, FindContaining(g_, other)});
+      const bool junk_after = junk == 0 || junk_first > pointer_last;
+      if (others == 1 && starts > 0 && junk_after && d.size() >= 16)
+        candidates_.push_back({i, FindContaining(g_, other)});
       // A std::string of its own (32 bytes) holding a short string: its
       // pointer aims at its own buffer at +16, NUL at the length.
       if (d.size() == 32 && ctx_.Word(d, 0) == g_.ids[i] + 16) {
         const uint64_t len = ctx_.Word(d, 8);
         if (len <= 15 && d[16 + len] == 0) sso_.push_back(i);
       }
+      // (A map's run of block pointers is contiguous: its junk lies outside it.)
       if (others == 0 && starts > 0 && blocks == starts && last - first + 1 == starts && d.size() >= 64)
         pending_maps_.push_back(i);
-    });
+    };
+    if (sparse_) {
+      ctx_.Scan(only_, visit);
+    } else {
+      ctx_.ScanAll(visit);
+    }
+    only_ = {};
     auto by_body = [](const Claim& p, const Claim& q) {
       return p.body != q.body ? p.body < q.body : p.holder != q.holder ? p.holder < q.holder : p.offset < q.offset;
     };
@@ -217,20 +281,20 @@ class Shapes {
   static bool Color(uint32_t w) { return w == kColor || w == kZero; }
 
   bool IsRb(Index i) const {
-    const auto& w = words_[i];
+    const auto& w = W(i);
     if (g_.Size(i) < 40 || !Color(w[0])) return false;
     int links = 0;
     for (int k : {2, 3}) {
       const uint32_t c = w[k];
       if (c == kZero) continue;
-      if (c >= kColor || c == i || words_[c][1] != i || !Color(words_[c][0])) return false;
+      if (c >= kColor || c == i || W(c)[1] != i || !Color(W(c)[0])) return false;
       ++links;
     }
     const uint32_t p = w[1];
     if (p < kColor) {
       // A parent in the heap is a node holding this one as a child; else it
       // is the header, inside the container.
-      if (!Color(words_[p][0]) || (words_[p][2] != i && words_[p][3] != i)) return false;
+      if (!Color(W(p)[0]) || (W(p)[2] != i && W(p)[3] != i)) return false;
       ++links;
     } else if (p != kOther) {
       return false;
@@ -254,7 +318,7 @@ class Shapes {
       bool ok = true;
       for (Index s : g_.Out(b)) {
         if (s == other) continue;
-        ok &= s != b && g_.Size(s) >= 16 && (words_[s][0] == kZero || words_[s][0] < kColor);
+        ok &= s != b && g_.Size(s) >= 16 && (W(s)[0] == kZero || W(s)[0] < kColor);
       }
       if (ok) {
         arrays.push_back(b);
@@ -280,7 +344,7 @@ class Shapes {
         if (t != other_of[b] && ok) visit(t);
       }
       for (size_t k = 0; k < nodes.size() && ok; ++k) {
-        const uint32_t next = words_[nodes[k]][0];
+        const uint32_t next = W(nodes[k])[0];
         if (next == kZero) continue;
         if (next >= kColor) {
           ok = false;
@@ -296,15 +360,15 @@ class Shapes {
   void Lists() {
     for (Index i = 0; i < n_; ++i) {
       if (!Unnamed(i) || g_.Size(i) < 24) continue;
-      const uint32_t next = words_[i][0], prev = words_[i][1];
+      const uint32_t next = W(i)[0], prev = W(i)[1];
       if (next == kZero || prev == kZero || next == kColor) continue;
       int links = 0;
       if (next < kColor) {
-        if (words_[next][1] != i) continue;
+        if (W(next)[1] != i) continue;
         ++links;
       }
       if (prev < kColor) {
-        if (words_[prev][0] != i) continue;
+        if (W(prev)[0] != i) continue;
         ++links;
       }
       if (links > 0) kind_[i] = kListNode;
@@ -460,9 +524,11 @@ class Shapes {
   Context& ctx_;
   HeapGraph& g_;
   Index n_ = 0;
-  uint32_t untyped_ = kNone;  // the loader's "(untyped)" class
   uint64_t lo_ = 0, hi_ = 0;
-  heapgraph::BigArray<std::array<uint32_t, 4>> words_;
+  heapgraph::BigArray<std::array<uint32_t, 4>> words_;  // by object (dense) or by slot_ (sparse)
+  bool sparse_ = false;
+  std::unordered_map<Index, uint32_t> slot_;  // sparse: the objects read
+  std::vector<Index> only_;                    // sparse: those objects, ascending
   heapgraph::BigArray<uint8_t> kind_;
   std::vector<Claim> strings_, vectors_;
   std::vector<Index> pending_maps_;

@@ -36,7 +36,14 @@ Stats Measure(const HeapGraph& g) {
 }
 
 Context::Context(HeapGraph& g, const Options& o) : g_(g), o_(o) {
-  for (uint32_t c = 0; c < g_.classes.size(); ++c) by_name_.try_emplace(g_.classes[c].name, c);
+  uint32_t untyped = UINT32_MAX;
+  for (uint32_t c = 0; c < g_.classes.size(); ++c) {
+    by_name_.try_emplace(g_.classes[c].name, c);
+    const heapgraph::ClassInfo& k = g_.classes[c];
+    if (k.id == 0 && k.named_by == Rule::kNothing && k.array_type == 0) untyped = c;
+  }
+  scanned_.resize(g_.size());
+  for (Index i = 0; i < g_.size(); ++i) scanned_[i] = g_.cls[i] == untyped;
 }
 
 Context::~Context() = default;
@@ -59,7 +66,7 @@ bool Context::Name(Index i, uint32_t cls, Rule rule, uint64_t elements) {
   g_.cls[i] = cls;
   if (elements > 0) {
     g_.elements[i] = elements;
-  } else {
+  } else if (now != Rule::kNothing) {  // (an object no rule named has no count)
     g_.elements.erase(i);
   }
   return true;

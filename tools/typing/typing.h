@@ -88,6 +88,10 @@ class Context {
 
   // The rule that named object i (kNothing: untyped).
   Rule RuleOf(Index i) const { return g_.classes[g_.cls[i]].named_by; }
+  // Whether the loader read object i word by word (it had no type then):
+  // its references are then one per word that points into an object, in
+  // the order of the words, whatever a rule has named it since.
+  bool LoaderScanned(Index i) const { return i < scanned_.size() && scanned_[i]; }
   // The class called `name`, created with `rule` when there is none.
   uint32_t Class(std::string_view name, Rule rule);
   // Names object i as class `cls` unless a rule at least as strong already
@@ -121,6 +125,7 @@ class Context {
   HeapGraph& g_;
   const Options& o_;
   std::unordered_map<std::string, uint32_t> by_name_;
+  std::vector<bool> scanned_;
 };
 
 // Runs the rules in order over a freshly loaded dump (hprofs and Go dumps are

@@ -1,0 +1,110 @@
+#include "type_histogram.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "escape.h"
+#include "record_fields.h"
+
+namespace libdump::readdump {
+
+void Histogram::Add(const format::Record& r) {
+  if (r.kind == format::Kind::kObject) {
+    Cell& c = cells_[r.object.type];
+    c.count++;
+    c.bytes += r.object.size;
+  } else if (r.kind == format::Kind::kType) {
+    names_.try_emplace(r.type.addr, r.type.name);  // the first definition wins
+  }
+}
+
+std::vector<Histogram::Row> Histogram::Rows() const {
+  std::vector<Row> rows;
+  rows.reserve(cells_.size());
+  for (const auto& [type, cell] : cells_) {
+    Row row{type, "", cell.count, cell.bytes};
+    if (type == 0) {
+      row.name = "(untyped)";
+    } else if (auto it = names_.find(type); it != names_.end()) {
+      row.name = it->second;
+    } else {
+      row.name = "(undefined)";
+    }
+    rows.push_back(std::move(row));
+  }
+  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
+    if (a.bytes != b.bytes) return a.bytes > b.bytes;
+    if (a.count != b.count) return a.count > b.count;
+    if (a.name != b.name) return a.name < b.name;
+    return a.type < b.type;
+  });
+  return rows;
+}
+
+namespace {
+
+struct Totals {
+  uint64_t count = 0;
+  uint64_t bytes = 0;
+};
+
+Totals Sum(const std::vector<Histogram::Row>& rows) {
+  Totals t;
+  for (const auto& r : rows) {
+    t.count += r.count;
+    t.bytes += r.bytes;
+  }
+  return t;
+}
+
+}  // namespace
+
+void PrintHistogram(std::ostream& out, const Histogram& h, uint64_t top) {
+  const std::vector<Histogram::Row> rows = h.Rows();
+  const size_t shown = top == 0 ? rows.size() : std::min<size_t>(rows.size(), top);
+  char line[64];
+  std::snprintf(line, sizeof line, "%10s %12s  %-18s %s\n", "count", "bytes", "type id", "type");
+  out << line;
+  for (size_t i = 0; i < shown; ++i) {
+    const Histogram::Row& r = rows[i];
+    std::snprintf(line, sizeof line, "%10llu %12llu  %-18s ", static_cast<unsigned long long>(r.count),
+                  static_cast<unsigned long long>(r.bytes), HexString(r.type).c_str());
+    out << line << EscapeText(r.name) << '\n';
+  }
+  if (shown < rows.size()) out << "... " << rows.size() - shown << " more types\n";
+  const Totals t = Sum(rows);
+  std::snprintf(line, sizeof line, "%10llu %12llu  ", static_cast<unsigned long long>(t.count),
+                static_cast<unsigned long long>(t.bytes));
+  out << line << "total, " << rows.size() << " types\n";
+}
+
+void WriteHistogramJson(JsonWriter& json, const Histogram& h, uint64_t top) {
+  const std::vector<Histogram::Row> rows = h.Rows();
+  const size_t shown = top == 0 ? rows.size() : std::min<size_t>(rows.size(), top);
+  const Totals t = Sum(rows);
+  json.BeginObject();
+  json.Key("types");
+  json.Uint(rows.size());
+  json.Key("count");
+  json.Uint(t.count);
+  json.Key("bytes");
+  json.Uint(t.bytes);
+  json.Key("rows");
+  json.BeginArray();
+  for (size_t i = 0; i < shown; ++i) {
+    json.BeginObject();
+    json.Key("type");
+    json.Hex(rows[i].type);
+    json.Key("name");
+    json.String(rows[i].name);
+    json.Key("count");
+    json.Uint(rows[i].count);
+    json.Key("bytes");
+    json.Uint(rows[i].bytes);
+    json.EndObject();
+  }
+  json.EndArray();
+  json.EndObject();
+}
+
+}  // namespace libdump::readdump

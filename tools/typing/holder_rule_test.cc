@@ -1,0 +1,73 @@
+// The holder rule (rule 4) on hand-written dumps: what an unnamed array of
+// pointers holds is one class, whatever the number of its elements.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "libdump/format/sink.h"
+#include "libdump/format/writer.h"
+#include "load.h"
+#include "typing.h"
+
+namespace libdump::typing {
+namespace {
+
+using Words = std::vector<uint64_t>;
+constexpr uint64_t kCache = 0x100;
+
+// A typed Cache (0x10000) whose +8 points to an unnamed array of 8 words
+// (0x11000): `buckets`, pointing to three 16-byte entries (0x12000,
+// 0x12100, 0x12200), each {value, key}, the value a 64-byte block.
+std::map<uint64_t, std::string> Classes(const Words& buckets) {
+  const std::string path = ::testing::TempDir() + "holder_rule_test_" + std::to_string(getpid()) + ".dump";
+  {
+    std::ofstream f(path, std::ios::binary);
+    format::OstreamSink sink(f);
+    format::Writer w(sink);
+    w.Header();
+    w.Params({0, 8, 0, 0x10000, 0x20000});
+    auto obj = [&](uint64_t addr, uint64_t type, const Words& words) {
+      w.Object({addr, type, format::kObjRegular, words.size() * 8}, words.data());
+    };
+    obj(0x10000, kCache, {7, 0x11000, 3, 0});
+    obj(0x11000, 0, buckets);
+    obj(0x12000, 0, {0x13000, 1});
+    obj(0x12100, 0, {0x13100, 2});
+    obj(0x12200, 0, {0x13200, 3});
+    for (uint64_t b : {0x13000, 0x13100, 0x13200}) obj(b, 0, Words(8, 0x6161616161616161ULL));
+    w.Type({kCache, 32, "Cache", false, {{format::kFieldPtr, 8}}});
+    w.DataRoot({0x600000, 0x10000});
+    w.Eof();
+    w.Flush();
+  }
+  heapgraph::HeapGraph g;
+  heapgraph::Load(path, g);
+  Type(g, {});
+  unlink(path.c_str());
+  std::map<uint64_t, std::string> out;
+  for (Index i = 0; i < g.size(); ++i) out[g.ids[i]] = g.ClassName(i);
+  return out;
+}
+
+TEST(HolderRule, WhatAnArrayOfPointersHoldsIsOneClass) {
+  const auto c = Classes({0, 0, 0x12000, 0x12100, 0, 0, 0x12200, 0});
+  EXPECT_EQ(c.at(0x11000), "(held by Cache +0x8)");
+  for (uint64_t e : {0x12000, 0x12100, 0x12200}) EXPECT_EQ(c.at(e), "(held by Cache +0x8 [])") << std::hex << e;
+  for (uint64_t b : {0x13000, 0x13100, 0x13200}) EXPECT_EQ(c.at(b), "(held by Cache +0x8 [] +0x0)") << std::hex << b;
+}
+
+TEST(HolderRule, AStructWithNumbersKeepsItsOffsets) {
+  // A word that is no pointer: a struct, each child at its offset.
+  const auto c = Classes({5, 0, 0x12000, 0x12100, 0, 0, 0x12200, 0});
+  EXPECT_EQ(c.at(0x12000), "(held by Cache +0x8 +0x10)");
+  EXPECT_EQ(c.at(0x12100), "(held by Cache +0x8 +0x18)");
+  EXPECT_EQ(c.at(0x12200), "(held by Cache +0x8 +0x30)");
+}
+
+}  // namespace
+}  // namespace libdump::typing
