@@ -22,14 +22,14 @@ if(TARGET heapview AND TARGET dumptohprof)
 
   # Ctrl-C while indexing, in RAM and under --memory: no index is left that a
   # later open would trust.
-  add_test(NAME heapview_interrupt COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/heapview/interrupt_test.sh
+  add_test(NAME heapview_interrupt COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/interrupt_test.sh
     $<TARGET_FILE:heapview> $<TARGET_FILE:make_heapview_dump> ${_hv}/interrupt)
   set_tests_properties(heapview_interrupt PROPERTIES LABELS integration TIMEOUT 300 SKIP_RETURN_CODE 77)
 
   # --memory end to end: readdump's answers under a 1 MiB budget equal the
   # in-RAM ones; bad sizes are usage errors.
   if(TARGET readdump)
-    add_test(NAME heapview_memory COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/heapview/memory_test.sh
+    add_test(NAME heapview_memory COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/memory_test.sh
       $<TARGET_FILE:heapview> $<TARGET_FILE:readdump> $<TARGET_FILE:make_heapview_dump> ${_hv}/memory)
     set_tests_properties(heapview_memory PROPERTIES LABELS integration TIMEOUT 300)
   endif()
