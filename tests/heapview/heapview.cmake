@@ -20,6 +20,20 @@ if(TARGET heapview AND TARGET dumptohprof)
     $<TARGET_FILE:heapview> ${_hv}/graph.dump ${_hv}/exhaustion)
   set_tests_properties(heapview_exhaustion PROPERTIES FIXTURES_REQUIRED heapview_dump LABELS integration TIMEOUT 120)
 
+  # Ctrl-C while indexing, in RAM and under --memory: no index is left that a
+  # later open would trust.
+  add_test(NAME heapview_interrupt COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/interrupt_test.sh
+    $<TARGET_FILE:heapview> $<TARGET_FILE:make_heapview_dump> ${_hv}/interrupt)
+  set_tests_properties(heapview_interrupt PROPERTIES LABELS integration TIMEOUT 300 SKIP_RETURN_CODE 77)
+
+  # --memory end to end: readdump's answers under a 1 MiB budget equal the
+  # in-RAM ones; bad sizes are usage errors.
+  if(TARGET readdump)
+    add_test(NAME heapview_memory COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/memory_test.sh
+      $<TARGET_FILE:heapview> $<TARGET_FILE:readdump> $<TARGET_FILE:make_heapview_dump> ${_hv}/memory)
+    set_tests_properties(heapview_memory PROPERTIES LABELS integration TIMEOUT 300)
+  endif()
+
   # Chromium cannot run under ASan's interceptors' process (it is not
   # instrumented, and heapview is only its server), but heapview under ASan is
   # still exercised: the browser talks to the ASan build of heapview.

@@ -60,4 +60,23 @@ inline void WriteTestDump(std::ostream& out) {
   w.Flush();
 }
 
+// A chain of `n` Nodes from one data root, each 64 bytes apart: a dump big
+// enough that indexing it takes a while (for stopping it midway).
+inline void WriteChainDump(std::ostream& out, uint64_t n) {
+  using namespace libdump::format;
+  using namespace detail;
+  OstreamSink sink(out);
+  Writer w(sink);
+  w.Header();
+  w.Params({0, 8, 0, 0x100000, 0x100000 + 64 * n});
+  w.Type({kNode, 24, "Node", false, {{kFieldPtr, 0}, {kFieldPtr, 8}}});
+  w.TypeFields({kNode, {{0, kFieldPtr, 8, "next"}, {8, kFieldPtr, 8, "child"}, {16, kFieldInt, 8, "val"}}});
+  for (uint64_t i = 0; i < n; ++i) {
+    NodeObject(w, 0x100000 + 64 * i, i + 1 < n ? 0x100000 + 64 * (i + 1) : 0, 0, static_cast<int64_t>(i));
+  }
+  w.DataRoot({0x9000, 0x100000});
+  w.Eof();
+  w.Flush();
+}
+
 }  // namespace libdump::heapview::testing

@@ -15,17 +15,20 @@ namespace {
 void ClassRetained(HeapGraph& g) {
   const Index n = static_cast<Index>(g.size());
   // Children CSR of the dominator tree, the super root being node n.
-  std::vector<uint32_t> begin(n + 2, 0);
+  BigArray<uint32_t> begin(n + 2, 0);
   for (Index v = 0; v < n; ++v) {
+    big_array::Check();
     const Index d = g.idom[v];
     if (d == kNone) continue;
     ++begin[(d == kSuperRoot ? n : d) + 1];
   }
   for (Index i = 0; i <= n; ++i) begin[i + 1] += begin[i];
-  std::vector<Index> child(begin[n + 1]);
+  BigArray<Index> child(begin[n + 1]);
   {
-    std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
+    BigArray<uint32_t> fill(n + 1);
+    std::copy(begin.begin(), begin.end() - 1, fill.begin());
     for (Index v = 0; v < n; ++v) {
+      big_array::Check();
       const Index d = g.idom[v];
       if (d == kNone) continue;
       child[fill[d == kSuperRoot ? n : d]++] = v;
@@ -33,8 +36,14 @@ void ClassRetained(HeapGraph& g) {
   }
   std::vector<uint32_t> open(g.classes.size(), 0);
   // (node, next child); a node is entered when pushed, left when popped.
-  std::vector<std::pair<Index, uint32_t>> stack{{n, begin[n]}};
+  struct Frame {
+    Index v;
+    uint32_t k;  // the next child
+  };
+  BigArray<Frame> stack;
+  stack.push_back({n, begin[n]});
   while (!stack.empty()) {
+    big_array::Check();
     auto& [v, k] = stack.back();
     if (k == begin[v + 1]) {
       if (v != n) --open[g.cls[v]];
@@ -56,6 +65,7 @@ void Analyze(HeapGraph& g, const std::function<void(const std::string&)>& step) 
   };
   for (ClassInfo& c : g.classes) c.count = c.bytes = c.retained = 0;
   for (Index i = 0; i < g.size(); ++i) {
+    big_array::Check();
     ClassInfo& c = g.classes[g.cls[i]];
     ++c.count;
     c.bytes += g.Size(i);

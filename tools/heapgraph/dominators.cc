@@ -1,6 +1,7 @@
 #include "dominators.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <utility>
 
 namespace libdump::heapgraph {
@@ -16,10 +17,10 @@ void ComputeDominators(HeapGraph& g) {
   // Every array below is indexed by DFS number (0 = the super root) except
   // dfn, indexed by node: numbering by DFS order keeps the semidominator
   // comparisons plain integer ones.
-  std::vector<uint32_t> dfn(n + 1, kUnseen);
-  std::vector<Index> vertex;
+  BigArray<uint32_t> dfn(n + 1, kUnseen);
+  BigArray<Index> vertex;
   vertex.reserve(n + 1);
-  std::vector<uint32_t> parent(n + 1, 0);
+  BigArray<uint32_t> parent(n + 1, 0);
 
   // Roots, deduplicated (an object may be several roots).
   std::vector<Index> roots;
@@ -30,11 +31,16 @@ void ComputeDominators(HeapGraph& g) {
 
   // Iterative DFS: (node, next successor) pairs.
   {
-    std::vector<std::pair<Index, uint32_t>> stack;
+    struct Frame {
+      Index v;
+      uint32_t k;  // the next successor
+    };
+    BigArray<Frame> stack;
     dfn[root] = 0;
     vertex.push_back(root);
     stack.push_back({root, 0});
     while (!stack.empty()) {
+      big_array::Check();
       auto& [v, k] = stack.back();
       const auto s = succ(v);
       if (k == s.size()) {
@@ -52,39 +58,47 @@ void ComputeDominators(HeapGraph& g) {
   const uint32_t m = static_cast<uint32_t>(vertex.size());
 
   // Predecessors of reached nodes, by DFS number, as a CSR.
-  std::vector<uint32_t> pred_begin(m + 1, 0);
-  std::vector<uint32_t> pred;
+  BigArray<uint32_t> pred_begin(m + 1, 0);
+  BigArray<uint32_t> pred;
   {
     for (uint32_t i = 0; i < m; ++i) {
+      big_array::Check();
       for (Index w : succ(vertex[i])) ++pred_begin[dfn[w] + 1];
     }
+    // The super root's edges come on top of the references, which the
+    // builder bounds to 2^32 - 1: the counts must still fit their 32 bits.
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < m; ++i) total += pred_begin[i + 1];
+    if (total > UINT32_MAX) throw std::runtime_error("more than 2^32-1 references and roots");
     for (uint32_t i = 0; i < m; ++i) pred_begin[i + 1] += pred_begin[i];
     pred.resize(pred_begin[m]);
-    std::vector<uint32_t> fill(pred_begin.begin(), pred_begin.end() - 1);
+    BigArray<uint32_t> fill(m);
+    std::copy(pred_begin.begin(), pred_begin.end() - 1, fill.begin());
     for (uint32_t i = 0; i < m; ++i) {
+      big_array::Check();
       for (Index w : succ(vertex[i])) pred[fill[dfn[w]]++] = i;
     }
   }
   // From here on only DFS numbers: dfn goes before the next arrays come.
-  std::vector<uint32_t>().swap(dfn);
+  dfn.Free();
 
   // A vertex waits in one bucket at a time and gets its idom when it leaves
   // it, so idom[] holds the bucket's next link until then (4 bytes an object
   // less than a separate link array).
-  std::vector<uint32_t> semi(m), label(m), idom(m, 0);
+  BigArray<uint32_t> semi(m), label(m), idom(m, 0);
   // The forest of linked vertices. Vertices are linked in decreasing DFS
   // number, each to its DFS parent, so the ones at or above `linked` are in
   // the forest; an unlinked vertex's entry still holds its DFS parent, which
   // is what linking sets it to: one array serves for both (4 bytes an object
   // less). Path compression changes linked vertices' entries only.
-  std::vector<uint32_t>& ancestor = parent;
+  BigArray<uint32_t>& ancestor = parent;
   uint32_t linked = m;
-  std::vector<uint32_t> bucket_head(m, kUnseen);
+  BigArray<uint32_t> bucket_head(m, kUnseen);
   for (uint32_t i = 0; i < m; ++i) semi[i] = label[i] = i;
 
   // eval with path compression, iterative: climb to the forest root first,
   // then compress top-down.
-  std::vector<uint32_t> path;
+  BigArray<uint32_t> path;
   auto eval = [&](uint32_t v) -> uint32_t {
     if (v < linked) return v;
     path.clear();
@@ -103,6 +117,7 @@ void ComputeDominators(HeapGraph& g) {
   };
 
   for (uint32_t w = m - 1; w > 0; --w) {
+    big_array::Check();
     for (uint32_t e = pred_begin[w]; e < pred_begin[w + 1]; ++e) {
       const uint32_t u = eval(pred[e]);
       if (semi[u] < semi[w]) semi[w] = semi[u];
@@ -121,18 +136,22 @@ void ComputeDominators(HeapGraph& g) {
   for (uint32_t w = 1; w < m; ++w) {
     if (idom[w] != semi[w]) idom[w] = idom[idom[w]];
   }
-  std::vector<uint32_t>().swap(pred);
-  std::vector<uint32_t>().swap(pred_begin);
-  std::vector<uint32_t>().swap(bucket_head);
-  std::vector<uint32_t>().swap(parent);
-  std::vector<uint32_t>().swap(label);
-  std::vector<uint32_t>().swap(semi);
+  pred.Free();
+  pred_begin.Free();
+  bucket_head.Free();
+  parent.Free();
+  label.Free();
+  semi.Free();
 
   g.idom.assign(n, kNone);
   g.retained.resize(n);
-  for (Index i = 0; i < n; ++i) g.retained[i] = g.Size(i);
+  for (Index i = 0; i < n; ++i) {
+    big_array::Check();
+    g.retained[i] = g.Size(i);
+  }
   // Children after parents in DFS order, so sizes flow up in one sweep.
   for (uint32_t w = m - 1; w > 0; --w) {
+    big_array::Check();
     const Index v = vertex[w];
     const uint32_t d = idom[w];
     if (d == 0) {

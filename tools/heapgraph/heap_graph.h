@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "big_array.h"
 #include "packed_u64.h"
 
 namespace libdump::heapgraph {
@@ -125,15 +126,15 @@ struct HeapGraph {
 
   // Per object.
   PackedU64 ids;                 // address or hprof id (4 bytes each when in order)
-  std::vector<uint32_t> cls;     // class index
-  std::vector<uint32_t> size32;  // shallow bytes; UINT32_MAX: see big_sizes
+  BigArray<uint32_t> cls;     // class index
+  BigArray<uint32_t> size32;  // shallow bytes; UINT32_MAX: see big_sizes
   std::unordered_map<Index, uint64_t> big_sizes;
   std::unordered_map<Index, uint64_t> elements;  // element counts the typing pass found (arrays of a named type)
   PackedU64 where;               // offset of the object's record, for ReadObject (4 bytes each)
-  std::vector<uint32_t> out_begin;  // n + 1
-  std::vector<Index> out;
-  std::vector<uint64_t> weak_edges;  // bit per entry of `out`: a Reference's referent
-  std::vector<Index> by_id;      // object indices in increasing id; empty when file order is id order
+  BigArray<uint32_t> out_begin;  // n + 1
+  BigArray<Index> out;
+  BigArray<uint64_t> weak_edges;  // bit per entry of `out`: a Reference's referent
+  BigArray<Index> by_id;      // object indices in increasing id; empty when file order is id order
 
   // Allocation stacks (dump: allocstack records; hprof: traces of objects
   // that name one). stack_of maps an object to an index of stacks.
@@ -141,9 +142,9 @@ struct HeapGraph {
   std::unordered_map<Index, uint32_t> stack_of;
 
   // Filled by Analyze().
-  std::vector<Index> idom;       // kSuperRoot for objects only the roots dominate, kNone unreachable
-  std::vector<uint64_t> retained;
-  std::vector<Index> path_parent;  // BFS from the roots over strong references; kSuperRoot at a root
+  BigArray<Index> idom;       // kSuperRoot for objects only the roots dominate, kNone unreachable
+  BigArray<uint64_t> retained;
+  BigArray<Index> path_parent;  // BFS from the roots over strong references; kSuperRoot at a root
   std::vector<Index> top_retainers;  // children of the super root, most retained first
   uint64_t reachable_bytes = 0;
   uint64_t total_bytes = 0;

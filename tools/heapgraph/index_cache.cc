@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "analyze.h"
+#include "big_array.h"
 #include "index_codec.h"
 
 namespace libdump::heapgraph {
@@ -121,6 +122,20 @@ bool MakeDirs(const std::string& dir, std::string* why) {
 }
 
 }  // namespace
+
+bool ConfigureMemory(const std::string& memory, const IndexOptions& o, std::string* why) {
+  uint64_t budget = DefaultMemoryBudget();
+  if (memory == "unlimited") {
+    budget = 0;
+  } else if (!memory.empty() && !ParseMemorySize(memory, &budget)) {
+    *why = "--memory takes a size of 1M or more (512M, 2G, 1.5G) or 'unlimited', not '" + memory + "'";
+    return false;
+  }
+  std::string dir = CacheDir(o), ignored;
+  if (!dir.empty() && !MakeDirs(dir, &ignored)) dir.clear();
+  SetMemoryBudget(budget, dir);
+  return true;
+}
 
 std::string IndexPathFor(const std::string& dump, const IndexOptions& o, std::string* why) {
   const std::string dir = CacheDir(o);

@@ -53,6 +53,13 @@ using Opener = std::function<void(HeapGraph&)>;
 IndexReport OpenIndexed(const std::string& path, HeapGraph& g, const Progress& progress, const IndexOptions& o,
                         const Opener& open = {});
 
+// Sets the process's memory budget (big_array.h) from a --memory value:
+// "unlimited", a size ("2G"), or empty for the default (a quarter of physical
+// memory). Arrays past the budget go to files in the index directory (made
+// if missing), or in $TMPDIR when there is none. False with `why` for a
+// value that is not a size.
+bool ConfigureMemory(const std::string& memory, const IndexOptions& o, std::string* why);
+
 // The index file of `dump` (creating its directory), or "" with `why`.
 std::string IndexPathFor(const std::string& dump, const IndexOptions& o, std::string* why);
 // Fills `g` from `index` when it is valid for `dump` and `salt`; otherwise

@@ -82,11 +82,12 @@ class Writer {
     U64(s.size());
     Bytes(s.data(), s.size());
   }
-  template <typename T>
-  void Vec(const std::vector<T>& v) {
-    static_assert(std::is_trivially_copyable_v<T>);
+  // A std::vector or a BigArray of plain values.
+  template <typename V>
+  void Vec(const V& v) {
+    static_assert(std::is_trivially_copyable_v<typename V::value_type>);
     U64(v.size());
-    Bytes(v.data(), v.size() * sizeof(T));
+    Bytes(v.data(), v.size() * sizeof(typename V::value_type));
   }
   // The hash of everything so far, then flush; false on a write error.
   bool Finish() {
@@ -162,8 +163,9 @@ class Reader {
     Bytes(s.data(), n);
     return s;
   }
-  template <typename T>
-  void Vec(std::vector<T>& v) {
+  template <typename V>
+  void Vec(V& v) {
+    using T = typename V::value_type;
     const uint64_t n = U64();
     if (!ok_ || n > left_ / sizeof(T)) {
       ok_ = false;

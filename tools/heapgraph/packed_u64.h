@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "big_array.h"
+
 namespace libdump::heapgraph {
 
 class PackedU64 {
@@ -55,12 +57,12 @@ class PackedU64 {
   // stores and restores them without re-packing.
   struct Parts {
     std::vector<uint64_t> base;
-    std::vector<uint32_t> low;
-    std::vector<uint64_t> wide;
+    BigArray<uint32_t> low;
+    BigArray<uint64_t> wide;
   };
   const std::vector<uint64_t>& base() const { return base_; }
-  const std::vector<uint32_t>& low() const { return low_; }
-  const std::vector<uint64_t>& wide() const { return wide_; }
+  const BigArray<uint32_t>& low() const { return low_; }
+  const BigArray<uint64_t>& wide() const { return wide_; }
   // False when the parts do not form a PackedU64 (a corrupt index).
   bool Restore(Parts p) {
     const bool packed_ok = p.wide.empty() && p.base.size() == (p.low.size() + kBlock - 1) / kBlock;
@@ -79,12 +81,12 @@ class PackedU64 {
     wide_.reserve(low_.size() + 1);
     for (size_t i = 0; i < low_.size(); ++i) wide_.push_back(base_[i >> kShift] + low_[i]);
     std::vector<uint64_t>().swap(base_);
-    std::vector<uint32_t>().swap(low_);
+    low_.Free();
   }
 
   std::vector<uint64_t> base_;  // per block of 64 values: its first
-  std::vector<uint32_t> low_;   // each value less its block's first
-  std::vector<uint64_t> wide_;  // every value, once one did not fit
+  BigArray<uint32_t> low_;   // each value less its block's first
+  BigArray<uint64_t> wide_;  // every value, once one did not fit
 };
 
 }  // namespace libdump::heapgraph

@@ -7,7 +7,7 @@ namespace libdump::heapgraph {
 void ComputePaths(HeapGraph& g) {
   const size_t n = g.size();
   g.path_parent.assign(n, kNone);
-  std::vector<Index> queue;
+  BigArray<Index> queue;
   queue.reserve(n / 4);
   for (const Root& r : g.roots) {
     if (g.path_parent[r.object] == kNone) {
@@ -16,6 +16,7 @@ void ComputePaths(HeapGraph& g) {
     }
   }
   for (size_t head = 0; head < queue.size(); ++head) {
+    big_array::Check();
     const Index v = queue[head];
     for (uint32_t e = g.out_begin[v]; e < g.out_begin[v + 1]; ++e) {
       const Index w = g.out[e];
@@ -63,7 +64,7 @@ std::vector<Index> Referrers(const HeapGraph& g, Index obj, size_t skip, size_t 
 
 std::vector<Index> ReachableFrom(const HeapGraph& g, Index obj, size_t limit, uint64_t* total_bytes, size_t* total) {
   std::vector<Index> out;
-  std::vector<uint64_t> seen((g.size() + 63) / 64, 0);
+  BigArray<uint64_t> seen((g.size() + 63) / 64, 0);
   std::vector<Index> stack{obj};
   seen[obj >> 6] |= uint64_t{1} << (obj & 63);
   uint64_t bytes = 0;

@@ -17,6 +17,7 @@
 #include "index_cache.h"
 #include "libdump/format/reader.h"
 #include "load.h"
+#include "progress_line.h"
 #include "server.h"
 #include "site.h"
 #include "typing.h"
@@ -54,25 +55,14 @@ bool IsLoopback(const std::string& a) {
 libdump::heapgraph::IndexReport OpenWithProgress(const std::string& path, HeapGraph& g,
                                                  const libdump::typing::Options& typing,
                                                  const libdump::heapgraph::IndexOptions& index, bool quiet) {
-  const bool tty = isatty(2);
-  std::string last;
-  const libdump::heapgraph::Progress progress = [&](const char* step, uint64_t offset) {
-    if (quiet) return;
-    std::string line = "heapview: indexing " + path + ": " + step;
-    if (offset) line += " " + std::to_string(offset >> 20) + " MB";
-    if (tty) {
-      std::cerr << '\r' << line << "\033[K" << std::flush;
-    } else if (std::string(step) != last) {
-      std::cerr << line << '\n';
-    }
-    last = step;
-  };
+  libdump::heapgraph::ProgressLine line("heapview: indexing " + path, path, !quiet);
+  const libdump::heapgraph::Progress progress = line.Callback();
   libdump::heapgraph::IndexOptions io = index;
   io.salt = libdump::typing::CacheSalt(typing);
   const auto report = libdump::heapgraph::OpenIndexed(path, g, progress, io, [&](HeapGraph& h) {
     libdump::typing::Open(path, h, typing, progress);
   });
-  if (tty && !quiet) std::cerr << '\r' << "\033[K";
+  line.Clear();
   using libdump::heapgraph::IndexUse;
   if (report.use == IndexUse::kUnsaved) {
     std::cerr << "heapview: " << path << ": index not written: " << report.note << '\n';
@@ -93,6 +83,7 @@ int main(int argc, char** argv) {
   bool quiet = false;
   libdump::typing::Options typing;
   libdump::heapgraph::IndexOptions index;
+  std::string memory;
   po::options_description visible("options");
   visible.add_options()("help,h", "print this help and exit")(
       "port", po::value<unsigned>(&port)->value_name("N"), "TCP port (default 7000; 0 picks a free one)")(
@@ -111,6 +102,10 @@ int main(int argc, char** argv) {
       "keep the analysed graph here and reopen it from there (default: $XDG_CACHE_HOME/libdump, "
       "for dumps of 64 MiB or more; with DIR, every dump)")(
       "no-index-cache", po::bool_switch(), "neither read nor write an index")(
+      "memory", po::value<std::string>(&memory)->value_name("SIZE"),
+      "bound the open's resident memory to SIZE (512M, 2G; default a quarter of physical memory; "
+      "'unlimited'): past half of it the graph's arrays go to files in the index directory, read back as "
+      "pages are needed")(
       "binary", po::value<std::vector<std::string>>(&typing.binaries)->value_name("FILE")->composing(),
       "an ELF file of the dumped process with symbols or DWARF, for typing (repeatable; docs/TYPING.md)")(
       "debug-dir", po::value<std::vector<std::string>>(&typing.debug_dirs)->value_name("DIR")->composing(),
@@ -160,6 +155,10 @@ int main(int argc, char** argv) {
     std::cerr << "heapview: --port must be at most 65535\n";
     return 2;
   }
+  if (std::string why; !libdump::heapgraph::ConfigureMemory(memory, index, &why)) {
+    std::cerr << "heapview: " << why << '\n';
+    return 2;
+  }
   if (!IsLoopback(bind)) {
     std::cerr << "heapview: warning: listening on " << bind
               << ": other machines can read every byte of this heap; use --bind 127.0.0.1 to keep it local\n";
@@ -195,6 +194,10 @@ int main(int argc, char** argv) {
              file.c_str(), g.size(), static_cast<unsigned long long>(g.total_bytes), g.classes.size(),
              from_index ? "read from its index" : "indexed", secs);
     if (!quiet) std::cerr << line;
+    if (const auto m = libdump::heapgraph::GetMemoryStats(); !quiet && m.file_arrays) {
+      std::cerr << "heapview: " << m.file_arrays << " arrays in files, budget "
+                << (libdump::heapgraph::MemoryBudget() >> 20) << " MiB\n";
+    }
   } catch (const libdump::format::FormatError& e) {
     std::cerr << current << ':' << e.what() << '\n';
     return 1;

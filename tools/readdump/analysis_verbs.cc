@@ -1,5 +1,7 @@
 #include "analysis_verbs.h"
 
+#include <unistd.h>
+
 #include <iostream>
 
 #include "heap_graph.h"
@@ -10,6 +12,7 @@
 #include "json_writer.h"
 #include "libdump/format/reader.h"
 #include "load.h"
+#include "progress_line.h"
 #include "report.h"
 #include "typing.h"
 #include "typing_report.h"
@@ -20,13 +23,22 @@ namespace {
 
 // Open() through the index cache; an index that cannot be written is worth a
 // line (the next open will be as slow), one that was read or written is not.
-void OpenCached(const Options& o, const std::string& path, heapgraph::HeapGraph& g, typing::Stats* stats = nullptr) {
+heapgraph::IndexOptions IndexOptionsOf(const Options& o) {
   heapgraph::IndexOptions io;
   io.enabled = !o.no_index_cache;
   io.dir = o.index_dir;
+  return io;
+}
+
+void OpenCached(const Options& o, const std::string& path, heapgraph::HeapGraph& g, typing::Stats* stats = nullptr) {
+  heapgraph::IndexOptions io = IndexOptionsOf(o);
   io.salt = typing::CacheSalt(o.typing);
+  // On a terminal only: readdump's stderr is otherwise for errors.
+  heapgraph::ProgressLine line("readdump: indexing " + path, path, ::isatty(2) == 1);
+  const heapgraph::Progress progress = line.Callback();
   const heapgraph::IndexReport r = heapgraph::OpenIndexed(
-      path, g, {}, io, [&](heapgraph::HeapGraph& h) { typing::Open(path, h, o.typing, {}, stats); });
+      path, g, progress, io, [&](heapgraph::HeapGraph& h) { typing::Open(path, h, o.typing, progress, stats); });
+  line.Clear();
   if (r.use == heapgraph::IndexUse::kLoaded && stats) *stats = typing::Measure(g);
   if (r.use == heapgraph::IndexUse::kUnsaved) std::cerr << "readdump: " << path << ": index not written: " << r.note << '\n';
 }
@@ -80,6 +92,10 @@ int RunGrowth(const Options& o) {
 
 int RunAnalysis(const Options& o) {
   using namespace heapgraph;
+  if (std::string why; !ConfigureMemory(o.memory, IndexOptionsOf(o), &why)) {
+    std::cerr << "readdump: " << why << '\n';
+    return 2;
+  }
   if (o.growth) return RunGrowth(o);
   HeapGraph g;
   if (!o.diff_old.empty()) {

@@ -584,8 +584,8 @@ class DwarfTyper {
   std::vector<std::unique_ptr<CxxProgram>> programs_;
   std::vector<Module> modules_;
   Expander expander_;
-  std::vector<uint8_t> state_;     // kPending, kDone, kMarked (cached this pass)
-  std::vector<uint32_t> typing_;   // the first typing to reach each object (0: none)
+  heapgraph::BigArray<uint8_t> state_;     // kPending, kDone, kMarked (cached this pass)
+  heapgraph::BigArray<uint32_t> typing_;   // the first typing to reach each object (0: none)
   std::vector<Reach> typings_;
   std::unordered_map<uint64_t, uint32_t> typing_ids_;
   uint64_t last_key_ = UINT64_MAX;

@@ -71,7 +71,7 @@ class Holders {
 
   void Search() {
     const Index n = static_cast<Index>(g_.size());
-    std::vector<Index>& queue = offset_;  // the queue's storage becomes the offsets'
+    heapgraph::BigArray<Index>& queue = offset_;  // the queue's storage becomes the offsets'
     queue.clear();
     queue.reserve(n);
     for (Index i = 0; i < n; ++i) {
@@ -108,15 +108,15 @@ class Holders {
   void FindOffsets() {
     const Index n = static_cast<Index>(g_.size());
     offset_.assign(n, kNoOffset);
-    std::vector<Index> parents;
+    heapgraph::BigArray<Index> parents;
     for (Index w = 0; w < n; ++w) {
       if (holder_[w] != kNone && !(holder_[w] & kRootBit)) parents.push_back(holder_[w]);
     }
     std::sort(parents.begin(), parents.end());
-    parents.erase(std::unique(parents.begin(), parents.end()), parents.end());
+    parents.resize(static_cast<size_t>(std::unique(parents.begin(), parents.end()) - parents.begin()));
     const unsigned w = ctx_.ptr_size();
     std::vector<Index> kids;
-    ctx_.Scan(parents, [&](Index p, std::span<const uint8_t> data) {
+    ctx_.Scan(std::span<const Index>(parents.data(), parents.size()), [&](Index p, std::span<const uint8_t> data) {
       // p's children, by address, for a binary search per word.
       kids.clear();
       for (Index c : g_.Out(p)) {
@@ -253,8 +253,8 @@ class Holders {
 
   Context& ctx_;
   HeapGraph& g_;
-  std::vector<uint32_t> holder_;  // per object: holder index, kRootBit|root, kNone
-  std::vector<uint32_t> offset_;  // per object: the queue, then the holding offset
+  heapgraph::BigArray<uint32_t> holder_;  // per object: holder index, kRootBit|root, kNone
+  heapgraph::BigArray<uint32_t> offset_;  // per object: the queue, then the holding offset
   std::vector<Held> held_;
   std::vector<uint32_t> held_of_;  // class -> index in held_, kNone
   std::unordered_map<std::pair<uint32_t, uint32_t>, uint32_t, PairHash> memo_;

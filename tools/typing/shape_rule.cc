@@ -135,7 +135,7 @@ class Shapes {
     Hashes();
     Lists();
     Triples();
-    words_ = {};
+    words_.Free();
     slot_ = {};
     NameAll();
   }
@@ -434,8 +434,8 @@ class Shapes {
 
   // Nodes and bucket arrays a named global reaches, through objects of the
   // same structure: the global is their owner.
-  void StructureOwners(std::vector<uint32_t>& root_of) {
-    std::vector<Index> queue;
+  void StructureOwners(heapgraph::BigArray<uint32_t>& root_of) {
+    heapgraph::BigArray<Index> queue;
     for (uint32_t r = 0; r < g_.roots.size(); ++r) {
       const heapgraph::Root& root = g_.roots[r];
       if (root.kind != 1 || root.variable.empty()) continue;
@@ -460,7 +460,7 @@ class Shapes {
   }
 
   void NameAll() {
-    std::vector<uint32_t> root_of(n_, kNone);
+    heapgraph::BigArray<uint32_t> root_of(n_, kNone);
     StructureOwners(root_of);
     std::map<std::string, uint32_t> classes;
     auto cls = [&](const std::string& name) {
@@ -525,11 +525,11 @@ class Shapes {
   HeapGraph& g_;
   Index n_ = 0;
   uint64_t lo_ = 0, hi_ = 0;
-  std::vector<std::array<uint32_t, 4>> words_;  // by object (dense) or by slot_ (sparse)
+  heapgraph::BigArray<std::array<uint32_t, 4>> words_;  // by object (dense) or by slot_ (sparse)
   bool sparse_ = false;
   std::unordered_map<Index, uint32_t> slot_;  // sparse: the objects read
   std::vector<Index> only_;                    // sparse: those objects, ascending
-  std::vector<uint8_t> kind_;
+  heapgraph::BigArray<uint8_t> kind_;
   std::vector<Claim> strings_, vectors_;
   std::vector<Index> pending_maps_;
   std::vector<std::pair<Index, Index>> candidates_;  // bucket arrays: (array, the object its one other word points into)

@@ -1,0 +1,95 @@
+// BigArray in RAM and in files: the same contents either way, through growth,
+// shrinking, copies and dropped pages; and the --memory sizes.
+#include "big_array.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+namespace libdump::heapgraph {
+namespace {
+
+// The budget is process-wide: each test sets the one it needs and puts the
+// unbounded default back.
+struct Budget {
+  explicit Budget(uint64_t bytes) { SetMemoryBudget(bytes, ::testing::TempDir()); }
+  ~Budget() { SetMemoryBudget(0, ""); }
+};
+
+void Fill(BigArray<uint64_t>& a, size_t n) {
+  for (size_t i = 0; i < n; ++i) a.push_back(i * 0x9E3779B97F4A7C15ull);
+}
+
+bool Holds(const BigArray<uint64_t>& a, size_t n) {
+  if (a.size() != n) return false;
+  for (size_t i = 0; i < n; ++i) {
+    if (a[i] != i * 0x9E3779B97F4A7C15ull) return false;
+  }
+  return true;
+}
+
+TEST(BigArray, WithoutABudgetEverythingIsInRam) {
+  const uint64_t files = GetMemoryStats().file_arrays;
+  BigArray<uint64_t> a;
+  Fill(a, 1 << 20);
+  EXPECT_FALSE(a.in_file());
+  EXPECT_TRUE(Holds(a, 1 << 20));
+  EXPECT_EQ(GetMemoryStats().file_arrays, files);
+}
+
+TEST(BigArray, PastHalfTheBudgetArraysMoveToFilesAndKeepTheirContents) {
+  Budget b(4 << 20);  // 2 MiB of arrays in RAM at most
+  const uint64_t files = GetMemoryStats().file_arrays;
+  BigArray<uint64_t> a;
+  Fill(a, 1 << 20);  // 8 MiB: outgrows RAM on the way
+  EXPECT_TRUE(a.in_file());
+  EXPECT_GT(GetMemoryStats().file_arrays, files);
+  EXPECT_TRUE(Holds(a, 1 << 20));
+  // Dropped pages come back from the file, written ones included.
+  a[12345] = 7;
+  DropFilePages();
+  EXPECT_EQ(a[12345], 7u);
+  a[12345] = 12345 * 0x9E3779B97F4A7C15ull;
+  EXPECT_TRUE(Holds(a, 1 << 20));
+  // Copies, moves, shrinking and growth keep the values.
+  BigArray<uint64_t> c = a;
+  EXPECT_TRUE(c == a);
+  BigArray<uint64_t> m = std::move(c);
+  EXPECT_TRUE(c.empty());
+  EXPECT_TRUE(Holds(m, 1 << 20));
+  m.resize(1000);
+  m.shrink_to_fit();
+  EXPECT_TRUE(Holds(m, 1000));
+  m.resize(3 << 20, 5);
+  EXPECT_EQ(m[999], 999 * 0x9E3779B97F4A7C15ull);
+  EXPECT_EQ(m[1000], 5u);
+  EXPECT_EQ(m[(3 << 20) - 1], 5u);
+  m.Free();
+  a.Free();
+  EXPECT_EQ(GetMemoryStats().file_bytes, 0u);
+}
+
+TEST(BigArray, ComparesWithAVector) {
+  BigArray<uint32_t> a(3, 9);
+  EXPECT_TRUE(a == (std::vector<uint32_t>{9, 9, 9}));
+  EXPECT_FALSE(a == (std::vector<uint32_t>{9, 9}));
+  a.assign(2, 1);
+  EXPECT_TRUE(a == (std::vector<uint32_t>{1, 1}));
+}
+
+TEST(MemorySize, ParsesUnits) {
+  uint64_t b = 0;
+  EXPECT_TRUE(ParseMemorySize("2G", &b));
+  EXPECT_EQ(b, uint64_t{2} << 30);
+  EXPECT_TRUE(ParseMemorySize("512m", &b));
+  EXPECT_EQ(b, uint64_t{512} << 20);
+  EXPECT_TRUE(ParseMemorySize("1.5GB", &b));
+  EXPECT_EQ(b, uint64_t{3} << 29);
+  EXPECT_TRUE(ParseMemorySize("2097152", &b));
+  EXPECT_EQ(b, uint64_t{2} << 20);
+  for (const char* bad : {"", "G", "-1G", "2X", "2GG", "100", "1k", "nan"}) EXPECT_FALSE(ParseMemorySize(bad, &b)) << bad;
+  EXPECT_GT(DefaultMemoryBudget(), 0u);
+}
+
+}  // namespace
+}  // namespace libdump::heapgraph
