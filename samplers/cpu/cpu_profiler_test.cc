@@ -198,9 +198,19 @@ TEST(CPUProfiler, ForkedChildStopsAtOnceAndLeavesTheParentsProfile) {
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
-  SerialBurn(50000000);
+  // The parent's profile goes on. Not at its exact rate: on this kernel
+  // (6.18 under a hypervisor, loaded) a thread's CPU timer can stay silent
+  // for up to ~90 ms of the thread's CPU after a fork, with or without a
+  // profiler (a bare timer_create/fork program misses as many): 200 ms of
+  // CPU, 20 expirations at 100 Hz, of which at least 5 arrive.
+  const CPUProfileStats before = GetCPUProfileStats();
+  SerialBurn(200000000);
+  const CPUProfileStats after = GetCPUProfileStats();
   ASSERT_TRUE(StopCPUProfile());
-  EXPECT_NEAR(Profile(f).Total("samples", "SerialBurn"), 5, 2);
+  const int64_t burnt = Profile(f).Total("samples", "SerialBurn");
+  EXPECT_GE(burnt, 5) << "all samples " << Profile(f).Total("samples") << ", taken while burning "
+                      << after.samples - before.samples << ", dropped " << after.dropped - before.dropped;
+  EXPECT_LE(burnt, 22);
 }
 
 }  // namespace
