@@ -25,42 +25,12 @@
 #include "cxx_expand.h"
 #include "cxx_types.h"
 #include "debug_files.h"
+#include "dump_memory.h"
 
 namespace libdump::typing {
 namespace {
 
 constexpr int kMaxPasses = 64;
-
-// An object's payload.
-class SpanMemory : public MemoryReader {
- public:
-  SpanMemory(uint64_t base, std::span<const uint8_t> data) : base_(base), data_(data) {}
-  bool Read(uint64_t addr, void* out, size_t n) const override {
-    if (addr < base_ || addr - base_ > data_.size() || data_.size() - (addr - base_) < n) return false;
-    std::memcpy(out, data_.data() + (addr - base_), n);
-    return true;
-  }
-
- private:
-  uint64_t base_;
-  std::span<const uint8_t> data_;
-};
-
-// The words of a global or a local the dump has: its roots (the words that
-// point into the heap); the rest of its bytes are not in the dump.
-class RootMemory : public MemoryReader {
- public:
-  void Add(uint64_t addr, uint64_t value) { words_.try_emplace(addr, value); }
-  bool Read(uint64_t addr, void* out, size_t n) const override {
-    auto it = words_.find(addr);
-    if (it == words_.end() || n > 8) return false;
-    std::memcpy(out, &it->second, n);
-    return true;
-  }
-
- private:
-  std::map<uint64_t, uint64_t> words_;
-};
 
 // A module of the dump; its DWARF is opened when something needs it (a
 // root in its data, a frame in its code, a vtable or a functor manager).
