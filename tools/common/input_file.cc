@@ -51,6 +51,17 @@ InputFile::InputFile(const std::string& arg) {
   }
 }
 
+InputFile::InputFile(const std::string& path, PathOnly) : name_(path) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) FailErrno("cannot open");
+}
+
+size_t InputFile::ReadHead(uint8_t* buf, size_t n) const {
+  const ssize_t got = ::pread(fd_, buf, n, 0);
+  if (got < 0) FailErrno("cannot read");
+  return static_cast<size_t>(got);
+}
+
 void InputFile::MakeRereadable() {
   if (!path_.empty()) return;
   if (S_ISREG(st_.st_mode) && !is_stdin_) {

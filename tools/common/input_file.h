@@ -6,6 +6,8 @@
 
 #include <sys/stat.h>
 
+#include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
 
@@ -22,6 +24,11 @@ class InputFile {
   // Opens `arg` ("-": standard input). Throws InputError for a missing or
   // unreadable file and for a directory (exit 1 in every tool).
   explicit InputFile(const std::string& arg);
+  // A pass that reads a file it was given by path (a loader, a page that
+  // rereads an object) opens just that path: no `-`, and a directory fails on
+  // the first read. Throws InputError "cannot open: REASON".
+  struct PathOnly {};
+  InputFile(const std::string& path, PathOnly);
   ~InputFile();
   InputFile(const InputFile&) = delete;
   InputFile& operator=(const InputFile&) = delete;
@@ -38,6 +45,11 @@ class InputFile {
   const std::string& path() const { return path_; }
   // Without MakeRereadable: the open descriptor, handed over once.
   int TakeFd();
+  // The open descriptor, still owned (closed with the InputFile).
+  int fd() const { return fd_; }
+  // Up to n bytes from offset 0 (what tells the formats apart); throws
+  // InputError "cannot read: REASON".
+  size_t ReadHead(uint8_t* buf, size_t n) const;
 
  private:
   void Spool();

@@ -54,6 +54,31 @@ TEST(InputFile, MissingFileAndDirectoryAreInputErrors) {
   }
 }
 
+// The loaders' reopening: the head read by pread, `-` a file name like any
+// other, a directory refused only when read (the loaders' messages).
+TEST(InputFile, PathOnlyReadsTheHeadAndKeepsTheLoadersMessages) {
+  const std::string path = Dir() + "/head";
+  std::ofstream(path) << "JAVA PROFILE";
+  InputFile in(path, InputFile::PathOnly{});
+  uint8_t head[4];
+  ASSERT_EQ(in.ReadHead(head, sizeof head), 4u);
+  EXPECT_EQ(std::string(head, head + 4), "JAVA");
+  EXPECT_GE(in.fd(), 0);
+  try {
+    InputFile dash("-", InputFile::PathOnly{});
+    if (::access("-", F_OK) != 0) FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "cannot open: No such file or directory");
+  }
+  InputFile dir(Dir(), InputFile::PathOnly{});
+  try {
+    dir.ReadHead(head, sizeof head);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "cannot read: Is a directory");
+  }
+}
+
 // A pipe on standard input, read twice: each path() open sees all of it.
 TEST(InputFile, StdinPipeIsSpooledForTwoPasses) {
   int p[2];

@@ -1,7 +1,7 @@
 // The Go types and global variables of one Go program, as its DWARF
 // describes them (dwarf_loader.h fills the table; tests build it by hand),
 // and what a pointer-sized word at an offset of a typed value points to.
-// No libdw here: the propagation over a heap dump (dumptohprof's go_typing)
+// No libdw here: the propagation over a heap dump (classplan's go_typing)
 // reads only this table.
 #pragma once
 

@@ -7,7 +7,7 @@ namespace libdump::heapgraph {
 
 void Load(const std::string& path, HeapGraph& g, const Progress& progress) {
   uint8_t head[32];
-  const size_t n = InputFile(path).ReadHead(head, sizeof head);
+  const size_t n = OpenInput(path).ReadHead(head, sizeof head);
   if (format::hprof::LooksLikeHprof({head, n})) {
     LoadHprof(path, g, progress);
   } else {

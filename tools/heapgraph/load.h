@@ -7,9 +7,18 @@
 #include <string>
 
 #include "heap_graph.h"
-#include "heap_file.h"
+#include "input_file.h"
 
 namespace libdump::heapgraph {
+
+// The file could not be opened or read, or holds no such object; what() says
+// why, without the file's name (tools/common/input_file.h is the one input
+// class of the tools).
+using LoadError = tools::InputError;
+// The file a loader or a page reads, by path, closed at scope exit.
+inline tools::InputFile OpenInput(const std::string& path) {
+  return tools::InputFile(path, tools::InputFile::PathOnly{});
+}
 
 // `progress(pass, offset)` is called now and then while reading.
 using Progress = std::function<void(const char* pass, uint64_t offset)>;

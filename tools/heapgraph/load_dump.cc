@@ -64,7 +64,7 @@ class DumpLoader {
   }
 
   void Pass1() {
-    InputFile fd(path_);
+    const tools::InputFile fd = OpenInput(path_);
     format::Reader reader(fd.fd());
     go_ = reader.dialect() != format::Dialect::kLibdump;
     g_.go = go_;
@@ -345,7 +345,7 @@ class DumpLoader {
   }
 
   void Pass2() {
-    InputFile fd(path_);
+    const tools::InputFile fd = OpenInput(path_);
     format::Reader reader(fd.fd());
     format::Record r;
     Index i = 0;

@@ -395,7 +395,7 @@ void LoadHprof(const std::string& path, HeapGraph& g, const Progress& progress) 
   g.path = path;
   GraphBuilder b(g);
   {
-    InputFile fd(path);
+    const tools::InputFile fd = OpenInput(path);
     format::hprof::HprofReader reader(fd.fd());
     Pass1 p(g, b);
     if (progress) progress("objects", 0);
@@ -403,7 +403,7 @@ void LoadHprof(const std::string& path, HeapGraph& g, const Progress& progress) 
     b.FinishObjects();
     p.Finish();
   }
-  InputFile fd(path);
+  const tools::InputFile fd = OpenInput(path);
   format::hprof::HprofReader reader(fd.fd());
   Pass2 p(g, b);
   if (progress) progress("references", 0);

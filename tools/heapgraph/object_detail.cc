@@ -153,7 +153,7 @@ class HprofOne final : public format::hprof::HprofVisitor {
 
 ObjectDetail ReadHprof(const HeapGraph& g, Index i, uint64_t first, uint64_t max) {
   ObjectDetail d;
-  InputFile fd(g.path);
+  const tools::InputFile fd = OpenInput(g.path);
   format::hprof::HprofReader reader(fd.fd(), {.buffer_size = 64 << 10});
   HprofOne one(g, d, first, max);
   one.id_of_ = g.ids[i];
@@ -163,7 +163,7 @@ ObjectDetail ReadHprof(const HeapGraph& g, Index i, uint64_t first, uint64_t max
 
 ObjectDetail ReadDump(const HeapGraph& g, Index i, uint64_t first, uint64_t max) {
   ObjectDetail d;
-  InputFile fd(g.path);
+  const tools::InputFile fd = OpenInput(g.path);
   // One record: a small buffer (the default 1 MiB would be read in full;
   // a path page reads up to 1,000 records). Bigger payloads are copied whole.
   format::Reader reader(fd.fd(), {.buffer_size = 4 << 10});

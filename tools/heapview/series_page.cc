@@ -1,18 +1,12 @@
 #include "series_page.h"
 
 #include "html.h"
+#include "page.h"
 #include "paths.h"
 #include "report.h"
 
 namespace libdump::heapview {
 namespace {
-
-std::string Num(uint64_t v) { return "<td class=\"n\">" + Thousands(v) + "</td>"; }
-
-std::string Signed(int64_t v) {
-  return std::string("<td class=\"n\">") + (v > 0 ? "+" : v < 0 ? "-" : "") +
-         Thousands(static_cast<uint64_t>(v < 0 ? -v : v)) + "</td>";
-}
 
 std::string PerDump(const std::vector<uint64_t>& v) {
   std::string s = "<td class=\"n\">";
@@ -38,7 +32,7 @@ std::string SeriesBody(const heapgraph::Growth& gr, const heapgraph::HeapGraph& 
        "<th>bytes, first to last</th><th>bytes</th><th>count</th><th>retained</th></tr>\n";
   for (const heapgraph::SeriesClass& c : gr.classes) {
     h += std::string("<tr><td") + (c.grows ? " class=\"new\">grows" : ">") + "</td><td><a href=\"/class?name=" +
-         UrlEncode(c.name) + "\">" + Escape(c.name) + "</a></td>" + Signed(c.bytes_growth()) + PerDump(c.bytes) +
+         UrlEncode(c.name) + "\">" + Escape(c.name) + "</a></td>" + SignedNum(c.bytes_growth()) + PerDump(c.bytes) +
          PerDump(c.count) + PerDump(c.retained) + "</tr>\n";
   }
   h += "</table>";
@@ -65,7 +59,7 @@ std::string SeriesBody(const heapgraph::Growth& gr, const heapgraph::HeapGraph& 
                Thousands(p.grown_by[k].count) + ")";
     }
     const std::string id = heapgraph::HexId(newest.ids[p.object]);
-    h += "<tr><td>" + ObjectLink(newest, p.object) + "</td>" + Signed(p.growth) + PerDump(p.retained) + "<td>" +
+    h += "<tr><td>" + ObjectLink(newest, p.object) + "</td>" + SignedNum(p.growth) + PerDump(p.retained) + "<td>" +
          parts + "</td><td><a href=\"/path/" + id + "\">from a root</a></td></tr>\n";
   }
   return h + "</table>";

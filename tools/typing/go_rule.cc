@@ -1,5 +1,5 @@
 // Go dumps (docs/GODUMP.md) join the typing pass: with --binary PROG, the Go
-// types PROG's DWARF gives the objects (dumptohprof's go_typing, one
+// types PROG's DWARF gives the objects (classplan's go_typing, one
 // implementation for every tool) name them, as dumptohprof --binary names its
 // hprof classes. The dump's synthetic layouts ("obj24[0,16]") are no names:
 // the loader leaves Go classes unnamed, so this rule may name them.
