@@ -6,16 +6,22 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 scripts/setup.sh test
 jobs=${LIBDUMP_JOBS:-$(nproc)}
+# Each stage's wall time, so the suite's budget (60 minutes) is measured.
+stage_start=0
+stage_done() { echo "== $1: $((SECONDS - stage_start)) s"; stage_start=$SECONDS; }
+stage_done "set-up"
 
 echo "== build + tests"
 # The tree `make demo` configured without tests and benchmarks gets them back.
 scripts/build.sh build -DLIBDUMP_BUILD_TESTS=ON -DLIBDUMP_BUILD_BENCH=ON
 ctest --test-dir build --output-on-failure -j "$jobs" --timeout 600
+stage_done "build + tests"
 
 echo "== ASan + UBSan"
 scripts/build.sh build-asan -DLIBDUMP_SANITIZE=address,undefined -DLIBDUMP_BUILD_BENCH=OFF
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j "$jobs" --timeout 900 -LE no_asan
+stage_done "ASan + UBSan"
 
 echo "== TSan (tests labelled tsan: the runtime's concurrency)"
 if [ ! -f build-tsan/CMakeCache.txt ]; then
@@ -23,6 +29,8 @@ if [ ! -f build-tsan/CMakeCache.txt ]; then
 fi
 cmake --build build-tsan -j "$jobs" --target tsan_tests
 TSAN_OPTIONS=halt_on_error=1 ctest --test-dir build-tsan --output-on-failure -j "$jobs" --timeout 900 -L tsan
+stage_done "TSan"
 echo "== fuzz smoke (libFuzzer, every library instrumented, 20 s per target)"
 scripts/fuzz.sh 20
+stage_done "fuzz smoke"
 echo "== all tests passed"
