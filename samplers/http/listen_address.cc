@@ -9,10 +9,9 @@
 #include <charconv>
 #include <cstdlib>
 
+#include "platform/net/host_names.h"
+
 namespace libdump::samplers {
-namespace {
-namespace net = boost::asio;
-}  // namespace
 
 bool ParseListenAddress(const std::string& address, ParsedAddress* out, std::string* error) {
   const size_t colon = address.rfind(':');
@@ -45,16 +44,7 @@ bool ParseListenAddress(const std::string& address, ParsedAddress* out, std::str
 // by a web page, so only literals that are this server's address, loopback
 // literals, "localhost" and the names LIBDUMP_PPROF_HOSTS lists.
 bool HostAllowed(std::string_view host_header, const std::string& local) {
-  std::string_view h = host_header;
-  if (h.starts_with('[')) {
-    const size_t close = h.find(']');
-    if (close == std::string_view::npos) return false;
-    h = h.substr(1, close - 1);
-  } else if (const size_t colon = h.rfind(':'); colon != std::string_view::npos && h.find(':') == colon) {
-    h = h.substr(0, colon);
-  }
-  std::string host(h);
-  for (char& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string host = net::HostOfHeader(host_header);
   if (host.empty()) return false;
   if (host == "localhost" || IsLoopbackAddress(host) || host == local) return true;
   if (const char* extra = std::getenv("LIBDUMP_PPROF_HOSTS")) {
@@ -68,12 +58,6 @@ bool HostAllowed(std::string_view host_header, const std::string& local) {
   return false;
 }
 
-bool IsLoopbackAddress(const std::string& address) {
-  boost::system::error_code ec;
-  const net::ip::address a = net::ip::make_address(address, ec);
-  if (ec) return false;
-  if (a.is_v6() && a.to_v6().is_v4_mapped()) return net::ip::make_address_v4(net::ip::v4_mapped, a.to_v6()).is_loopback();
-  return a.is_loopback();
-}
+bool IsLoopbackAddress(const std::string& address) { return net::IsLoopbackAddress(address); }
 
 }  // namespace libdump::samplers

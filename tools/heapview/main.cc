@@ -3,7 +3,6 @@
 // sizes, dominators, leak suspects and a baseline diff (docs/HEAPVIEW.md).
 #include <unistd.h>
 
-#include <boost/asio/ip/address.hpp>
 #include <boost/program_options.hpp>
 #include <algorithm>
 #include <chrono>
@@ -16,6 +15,7 @@
 #include "heap_graph.h"
 #include "index_cache.h"
 #include "libdump/format/reader.h"
+#include "platform/net/host_names.h"
 #include "load.h"
 #include "progress_line.h"
 #include "server.h"
@@ -38,18 +38,7 @@ constexpr const char* kUsage =
     "exit status: 0 stopped by a signal, 1 bad input or cannot listen, 2 usage error\n"
     "\n";
 
-// Every spelling of a loopback address: 127.0.0.0/8, ::1 however written
-// (0:0:0:0:0:0:0:1), and 127.x mapped into IPv6 (::ffff:127.0.0.1).
-bool IsLoopback(const std::string& a) {
-  if (a == "localhost") return true;
-  boost::system::error_code ec;
-  const auto addr = boost::asio::ip::make_address(a, ec);
-  if (ec) return false;
-  if (addr.is_v6() && addr.to_v6().is_v4_mapped()) {
-    return boost::asio::ip::make_address_v4(boost::asio::ip::v4_mapped, addr.to_v6()).is_loopback();
-  }
-  return addr.is_loopback();
-}
+bool IsLoopback(const std::string& a) { return a == "localhost" || libdump::net::IsLoopbackAddress(a); }
 
 // Opens one file, printing a progress line on stderr while it reads.
 libdump::heapgraph::IndexReport OpenWithProgress(const std::string& path, HeapGraph& g,

@@ -12,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "platform/net/host_names.h"
+
 namespace libdump::heapview {
 namespace {
 
@@ -184,27 +186,13 @@ class Listener : public std::enable_shared_from_this<Listener> {
 }  // namespace
 
 bool HostAllowed(std::string_view h, const ServerOptions& o, const std::string& local) {
-  if (h.starts_with('[')) {
-    const size_t close = h.find(']');
-    if (close == std::string_view::npos) return false;
-    h = h.substr(1, close - 1);
-  } else if (const size_t colon = h.rfind(':'); colon != std::string_view::npos && h.find(':') == colon) {
-    h = h.substr(0, colon);
-  }
-  std::string host(h);
-  for (char& c : host) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string host = net::HostOfHeader(h);
   if (host.empty()) return false;
   if (host == "localhost" || host == o.bind || (!local.empty() && host == local)) return true;
   for (const std::string& a : o.allowed_hosts) {
     if (host == a) return true;
   }
-  beast::error_code ec;
-  const auto addr = asio::ip::make_address(host, ec);
-  if (ec) return false;
-  if (addr.is_v6() && addr.to_v6().is_v4_mapped()) {
-    return asio::ip::make_address_v4(asio::ip::v4_mapped, addr.to_v6()).is_loopback();
-  }
-  return addr.is_loopback();
+  return net::IsLoopbackAddress(host);
 }
 
 void Serve(const Site& site, const ServerOptions& o, const std::function<void(const std::string&)>& ready) {
