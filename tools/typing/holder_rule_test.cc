@@ -1,18 +1,13 @@
 // The holder rule (rule 4) on hand-written dumps: what an unnamed array of
 // pointers holds is one class, whatever the number of its elements.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdint>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "libdump/format/sink.h"
-#include "libdump/format/writer.h"
-#include "load.h"
-#include "typing.h"
+#include "testing/typed_dump_testutil.h"
 
 namespace libdump::typing {
 namespace {
@@ -24,11 +19,7 @@ constexpr uint64_t kCache = 0x100;
 // (0x11000): `buckets`, pointing to three 16-byte entries (0x12000,
 // 0x12100, 0x12200), each {value, key}, the value a 64-byte block.
 std::map<uint64_t, std::string> Classes(const Words& buckets) {
-  const std::string path = ::testing::TempDir() + "holder_rule_test_" + std::to_string(getpid()) + ".dump";
-  {
-    std::ofstream f(path, std::ios::binary);
-    format::OstreamSink sink(f);
-    format::Writer w(sink);
+  return ClassesOfWritten("holder_rule_test", [&](format::Writer& w) {
     w.Header();
     w.Params({0, 8, 0, 0x10000, 0x20000});
     auto obj = [&](uint64_t addr, uint64_t type, const Words& words) {
@@ -43,15 +34,7 @@ std::map<uint64_t, std::string> Classes(const Words& buckets) {
     w.Type({kCache, 32, "Cache", false, {{format::kFieldPtr, 8}}});
     w.DataRoot({0x600000, 0x10000});
     w.Eof();
-    w.Flush();
-  }
-  heapgraph::HeapGraph g;
-  heapgraph::Load(path, g);
-  Type(g, {});
-  unlink(path.c_str());
-  std::map<uint64_t, std::string> out;
-  for (Index i = 0; i < g.size(); ++i) out[g.ids[i]] = g.ClassName(i);
-  return out;
+  });
 }
 
 TEST(HolderRule, WhatAnArrayOfPointersHoldsIsOneClass) {

@@ -2,19 +2,14 @@
 // depend on where the allocator put the pieces nor on what a slot held
 // before the program wrote it (the debug heap's poison in a slot's slack).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "libdump/format/sink.h"
-#include "libdump/format/writer.h"
-#include "load.h"
-#include "typing.h"
+#include "testing/typed_dump_testutil.h"
 
 namespace libdump::typing {
 namespace {
@@ -38,11 +33,7 @@ constexpr uint64_t kTyped = 0x100;
 // first), the array's slot three words longer; a global deque at 0x600100
 // whose 8-word map holds its two 512-byte blocks at words 3 and 4.
 std::map<uint64_t, std::string> Classes(const Layout& l) {
-  const std::string path = ::testing::TempDir() + "shape_rule_test_" + std::to_string(getpid()) + ".dump";
-  {
-    std::ofstream f(path, std::ios::binary);
-    format::OstreamSink sink(f);
-    format::Writer w(sink);
+  return ClassesOfWritten("shape_rule_test", [&](format::Writer& w) {
     w.Header();
     w.Params({0, 8, 0, 0x10000, 0x50000});
     std::vector<std::pair<uint64_t, Words>> objects;
@@ -73,15 +64,7 @@ std::map<uint64_t, std::string> Classes(const Layout& l) {
     w.DataRoot({0x600100, l.map});
     for (int k = 0; k < l.typed; ++k) w.DataRoot({0x600200 + 8 * static_cast<uint64_t>(k), 0x40000 + 0x100 * static_cast<uint64_t>(k)});
     w.Eof();
-    w.Flush();
-  }
-  heapgraph::HeapGraph g;
-  heapgraph::Load(path, g);
-  Type(g, {});
-  unlink(path.c_str());
-  std::map<uint64_t, std::string> out;
-  for (Index i = 0; i < g.size(); ++i) out[g.ids[i]] = g.ClassName(i);
-  return out;
+  });
 }
 
 

@@ -14,6 +14,7 @@
 #include "libdump/format/sink.h"
 #include "libdump/format/writer.h"
 #include "load.h"
+#include "testing/typed_dump_testutil.h"
 #include "typing_report.h"
 
 namespace libdump::typing {
@@ -67,14 +68,7 @@ class TypingTest : public ::testing::Test {
   }
   void TearDown() override { unlink(path_.c_str()); }
 
-  std::map<uint64_t, std::string> Classes(const Options& o = {}) {
-    heapgraph::HeapGraph g;
-    heapgraph::Load(path_, g);
-    Type(g, o);
-    std::map<uint64_t, std::string> out;
-    for (Index i = 0; i < g.size(); ++i) out[g.ids[i]] = g.ClassName(i);
-    return out;
-  }
+  std::map<uint64_t, std::string> Classes(const Options& o = {}) { return ClassesOf(path_, o); }
 
   std::string path_;
 };
