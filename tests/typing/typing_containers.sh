@@ -58,15 +58,20 @@ expect_retained 'std::_List_node<Account>' $((300 * 48))
 [ "$(named_percent)" -ge 75 ] || fail "$(named_percent) % of bytes named with symbols"
 echo "PASS: -g: $(sed -n 1p "$dir/classes")"
 
+# The shapes the stripped program's containers make, counted exactly.
+expect_shapes() {
+  expect 'std::map node' 1200
+  expect 'std::unordered_map node' 800
+  expect 'std::unordered_map buckets' 1
+  expect 'std::deque block' 79
+  expect 'std::deque map' 1
+  expect 'std::list node' 300
+  expect 'std::string buffer (held by std::unordered_map node +0x10)' 800
+}
+
 dump "$3" stripped
 "$readdump" --classes "$dir/stripped.dump" > "$dir/classes"
-expect 'std::map node' 1200
-expect 'std::unordered_map node' 800
-expect 'std::unordered_map buckets' 1
-expect 'std::deque block' 79
-expect 'std::deque map' 1
-expect 'std::list node' 300
-expect 'std::string buffer (held by std::unordered_map node +0x10)' 800
+expect_shapes
 expect 'std::string buffer (held by std::map node +0x20)' 200
 [ "$(named_percent)" -ge 75 ] || fail "$(named_percent) % of bytes named stripped"
 # Deterministic: the same table twice.
@@ -90,12 +95,6 @@ echo "PASS: stripped: $(sed -n 1p "$dir/classes")"
 # poison and reuses them in another order: the shapes are the same.
 dump "$3" debugheap LIBDUMP_DEBUG_HEAP=1
 "$readdump" --classes "$dir/debugheap.dump" > "$dir/classes"
-expect 'std::map node' 1200
-expect 'std::unordered_map node' 800
-expect 'std::unordered_map buckets' 1
-expect 'std::deque block' 79
-expect 'std::deque map' 1
-expect 'std::list node' 300
-expect 'std::string buffer (held by std::unordered_map node +0x10)' 800
+expect_shapes
 [ "$(named_percent)" -ge 75 ] || fail "$(named_percent) % of bytes named under the debug heap"
 echo "PASS: debug heap: $(sed -n 1p "$dir/classes")"
