@@ -226,7 +226,7 @@ void PutGraph(Writer& w, const HeapGraph& g) {
   w.Array(g.idom);
   w.Array(g.retained);
   w.Array(g.path_parent);
-  w.Vec(g.top_retainers);
+  w.Array(g.top_retainers);
   w.U64(g.reachable_bytes);
   w.U64(g.total_bytes);
   w.U64(g.reachable_objects);
@@ -310,9 +310,6 @@ bool Consistent(Reader& r, const HeapGraph& g) {
   for (Index i : g.finalizable) {
     if (i >= n) return false;
   }
-  for (Index i : g.top_retainers) {
-    if (i >= n) return false;
-  }
   for (const auto& [i, s] : g.stack_of) {
     if (i >= n || s >= g.stacks.size()) return false;
   }
@@ -344,7 +341,8 @@ bool Consistent(Reader& r, const HeapGraph& g) {
       r.Verify(g.by_id, [&](const Index* p, size_t m, size_t) { return Below(p, m, n); }) &&
       r.Verify(g.idom, [&](const Index* p, size_t m, size_t) { return BelowOrMark(p, m, n); }) &&
       r.Verify(g.retained) &&
-      r.Verify(g.path_parent, [&](const Index* p, size_t m, size_t) { return BelowOrMark(p, m, n); });
+      r.Verify(g.path_parent, [&](const Index* p, size_t m, size_t) { return BelowOrMark(p, m, n); }) &&
+      r.Verify(g.top_retainers, [&](const Index* p, size_t m, size_t) { return Below(p, m, n); });
   return arrays && r.Finish();
 }
 
@@ -443,7 +441,7 @@ bool GetGraph(Reader& r, HeapGraph& g) {
   r.Array(g.idom);
   r.Array(g.retained);
   r.Array(g.path_parent);
-  r.Vec(g.top_retainers);
+  r.Array(g.top_retainers);
   g.reachable_bytes = r.U64();
   g.total_bytes = r.U64();
   g.reachable_objects = r.U64();

@@ -40,13 +40,20 @@ class Hash {
   void Add(const void* data, size_t n) {
     const auto* p = static_cast<const uint8_t*>(data);
     total_ += n;
+    // The lanes in locals: kept in registers, four independent chains.
+    uint64_t l0 = lane_[0], l1 = lane_[1], l2 = lane_[2], l3 = lane_[3];
     for (; n >= 32; p += 32, n -= 32) {
-      for (int k = 0; k < 4; ++k) {
-        uint64_t w;
-        std::memcpy(&w, p + 8 * k, 8);
-        lane_[k] = Round(lane_[k], w);
-      }
+      uint64_t w[4];
+      std::memcpy(w, p, 32);
+      l0 = Round(l0, w[0]);
+      l1 = Round(l1, w[1]);
+      l2 = Round(l2, w[2]);
+      l3 = Round(l3, w[3]);
     }
+    lane_[0] = l0;
+    lane_[1] = l1;
+    lane_[2] = l2;
+    lane_[3] = l3;
     for (; n >= 8; p += 8, n -= 8) {
       uint64_t w;
       std::memcpy(&w, p, 8);
