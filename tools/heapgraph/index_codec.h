@@ -107,8 +107,7 @@ inline uint64_t AlignUp(uint64_t v) { return (v + kAlign - 1) / kAlign * kAlign;
 class Writer {
  public:
   void Bytes(const void* p, size_t n) {
-    const auto* c = static_cast<const char*>(p);
-    meta_.append(c, n);
+    if (n) meta_.append(static_cast<const char*>(p), n);
   }
   void U64(uint64_t v) { Bytes(&v, sizeof v); }
   void Str(const std::string& s) {
@@ -152,7 +151,7 @@ class Reader {
 
   bool Bytes(void* p, size_t n) {
     if (!ok_ || n > left_) return ok_ = false;
-    std::memcpy(p, at_, n);
+    if (n) std::memcpy(p, at_, n);  // (an empty vector's data may be null)
     at_ += n;
     left_ -= n;
     return true;
