@@ -170,6 +170,7 @@ bool LoadIndex(const std::string& index, const std::string& dump, const std::str
   switch (r.Open(f.fd, static_cast<uint64_t>(st.st_size), kMagic)) {
     case Reader::Status::kOk: break;
     case Reader::Status::kNotIndex: return *why = "not an index file", false;
+    case Reader::Status::kOtherVersion: return *why = "an index of another format version", false;
     case Reader::Status::kDamaged: return *why = "the index is truncated or damaged", false;
   }
   if (!GetTag(r, &got)) return *why = "the index is truncated or damaged", false;

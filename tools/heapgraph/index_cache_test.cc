@@ -274,12 +274,12 @@ TEST_F(IndexCache, RefusesAnArrayOfAnotherWidth) {
   HeapGraph g;
   EXPECT_FALSE(LoadIndex(index_, dump_, "", g, &why));
   EXPECT_EQ(g.size(), 0u);
-  // An index of the previous format: not an index to this reader.
+  // An index of the previous format: rebuilt, never read.
   file = Slurp(index_);
   file[7] = '2';
   Spill(index_, file);
   EXPECT_FALSE(LoadIndex(index_, dump_, "", g, &why));
-  EXPECT_EQ(why, "not an index file");
+  EXPECT_EQ(why, "an index of another format version");
 }
 
 TEST_F(IndexCache, RefusesStaleAndForeignIndexes) {

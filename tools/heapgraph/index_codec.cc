@@ -71,7 +71,8 @@ Reader::Status Reader::Open(int fd, uint64_t size, const char (&magic)[8]) {
   fd_ = fd;
   uint64_t fixed[3];
   if (size < sizeof fixed || !PreadAll(fd, fixed, sizeof fixed, 0)) return Status::kNotIndex;
-  if (std::memcmp(fixed, magic, sizeof magic) != 0) return Status::kNotIndex;
+  if (std::memcmp(fixed, magic, sizeof magic - 1) != 0) return Status::kNotIndex;
+  if (std::memcmp(fixed, magic, sizeof magic) != 0) return Status::kOtherVersion;
   const uint64_t arrays = fixed[1], meta = fixed[2];
   if (arrays > kMaxArrays || meta > size) return Status::kDamaged;
   const uint64_t head = sizeof fixed + arrays * kEntryBytes + meta + sizeof(uint64_t);

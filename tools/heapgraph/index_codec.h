@@ -144,7 +144,8 @@ class Writer {
 // mapped in table order.
 class Reader {
  public:
-  enum class Status { kOk, kNotIndex, kDamaged };
+  // kOtherVersion: the magic but for its last byte, the format's version.
+  enum class Status { kOk, kNotIndex, kOtherVersion, kDamaged };
   // Reads the head, checks its hash, that the table tiles the file of
   // `size` bytes exactly and that the gaps are zeros.
   Status Open(int fd, uint64_t size, const char (&magic)[8]);
