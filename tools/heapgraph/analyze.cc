@@ -22,7 +22,10 @@ void ClassRetained(HeapGraph& g) {
     if (d == kNone) continue;
     ++begin[(d == kSuperRoot ? n : d) + 1];
   }
-  for (Index i = 0; i <= n; ++i) begin[i + 1] += begin[i];
+  for (Index i = 0; i <= n; ++i) {
+    big_array::Check();
+    begin[i + 1] += begin[i];
+  }
   BigArray<Index> child(begin[n + 1]);
   {
     BigArray<uint32_t> fill(n + 1);
@@ -76,13 +79,25 @@ void Analyze(HeapGraph& g, const std::function<void(const std::string&)>& step) 
   ComputePaths(g);
   say("class retained sizes");
   ClassRetained(g);
-  g.top_retainers.clear();
+  // Sorted as (retained, object) pairs: comparing objects by their retained
+  // sizes would read those all over the array, a page per comparison past
+  // the budget's checks.
+  struct Top {
+    uint64_t retained;
+    Index v;
+  };
+  BigArray<Top> top;
   for (Index v = 0; v < g.size(); ++v) {
-    if (g.idom[v] == kSuperRoot) g.top_retainers.push_back(v);
+    big_array::Check();
+    if (g.idom[v] == kSuperRoot) top.push_back({g.retained[v], v});
   }
-  std::sort(g.top_retainers.begin(), g.top_retainers.end(), [&](Index a, Index b) {
-    return g.retained[a] != g.retained[b] ? g.retained[a] > g.retained[b] : a < b;
+  std::sort(top.begin(), top.end(), [](const Top& a, const Top& b) {
+    big_array::Check();
+    return a.retained != b.retained ? a.retained > b.retained : a.v < b.v;
   });
+  g.top_retainers.clear();
+  g.top_retainers.reserve(top.size());
+  for (const Top& t : top) g.top_retainers.push_back(t.v);
 }
 
 Suspects LeakSuspects(const HeapGraph& g, double fraction) {

@@ -27,8 +27,8 @@ struct State {
   std::mutex mu;
   uint64_t budget = 0;
   std::string dir;
-  std::map<void*, size_t> files;  // file-backed mappings: start, bytes
-  uint64_t ram = 0, file = 0, file_arrays = 0, drops = 0;
+  std::map<void*, size_t> files;  // file-backed mappings, own and adopted: start, bytes
+  uint64_t ram = 0, file = 0, file_arrays = 0, drops = 0, mapped = 0;
   bool governed = false;  // the governor thread runs
   // Past this resident size the file pages are dropped (0: no files yet).
   std::atomic<uint64_t> trigger{0};
@@ -113,6 +113,13 @@ std::string ArrayDir(const State& s) {
   return "/tmp";
 }
 
+void StartGovernor(State& s) {
+  if (!s.governed) {
+    std::thread(Govern).detach();
+    s.governed = true;
+  }
+}
+
 // A file of `bytes` mapped shared, registered with the governor; nullptr
 // when the file cannot be made.
 void* MapFile(State& s, size_t bytes, int* fd) {
@@ -130,10 +137,7 @@ void* MapFile(State& s, size_t bytes, int* fd) {
   s.files[p] = bytes;
   s.file += bytes;
   ++s.file_arrays;
-  if (!s.governed) {
-    std::thread(Govern).detach();
-    s.governed = true;
-  }
+  StartGovernor(s);
   return p;
 }
 
@@ -191,7 +195,7 @@ bool ParseMemorySize(const std::string& text, uint64_t* bytes) {
 MemoryStats GetMemoryStats() {
   State& s = S();
   std::lock_guard<std::mutex> l(s.mu);
-  return {s.ram, s.file, s.file_arrays, s.drops};
+  return {s.ram, s.file, s.file_arrays, s.drops, s.mapped};
 }
 
 void DropFilePages() {
@@ -230,7 +234,44 @@ void* Allocate(size_t bytes, int* fd) {
   return p;
 }
 
+const void* MapReadOnly(int fd, uint64_t offset, size_t bytes) {
+  if (offset % kPage != 0) return nullptr;
+  void* p = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, static_cast<off_t>(offset));
+  if (p == MAP_FAILED) return nullptr;
+  State& s = S();
+  std::lock_guard<std::mutex> l(s.mu);
+  s.files[p] = PageRound(bytes);
+  s.mapped += PageRound(bytes);
+  // Past the budget its pages are dropped like a file array's (they are
+  // never written, so nothing is lost).
+  if (s.budget != 0) StartGovernor(s);
+  return p;
+}
+
+void DropRange(const void* p, size_t bytes) {
+  // Whole pages inside the range only: the neighbours may be another
+  // array's, or written.
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t begin = (a + kPage - 1) / kPage * kPage, end = (a + bytes) / kPage * kPage;
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+}
+
+void Prefetch(const void* p, size_t bytes) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t begin = a / kPage * kPage;
+  ::madvise(reinterpret_cast<void*>(begin), a + bytes - begin, MADV_WILLNEED);
+}
+
 void* Resize(void* p, size_t old_bytes, size_t bytes, int* fd) {
+  if (*fd == kMapped) {
+    // Adopted values become the array's own: copied into new storage.
+    int f = -1;
+    void* q = Allocate(bytes, &f);
+    std::memcpy(q, p, std::min(old_bytes, bytes));
+    Release(p, old_bytes, kMapped);
+    *fd = f;
+    return q;
+  }
   State& s = S();
   std::unique_lock<std::mutex> l(s.mu);
   if (*fd >= 0) {
@@ -265,6 +306,15 @@ void* Resize(void* p, size_t old_bytes, size_t bytes, int* fd) {
 void Release(void* p, size_t bytes, int fd) {
   State& s = S();
   std::lock_guard<std::mutex> l(s.mu);
+  if (fd == kMapped) {
+    const auto it = s.files.find(p);
+    if (it != s.files.end()) {
+      ::munmap(p, it->second);
+      s.mapped -= it->second;
+      s.files.erase(it);
+    }
+    return;
+  }
   ::munmap(p, bytes);
   if (fd >= 0) {
     ::close(fd);

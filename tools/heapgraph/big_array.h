@@ -14,6 +14,12 @@
 // With no budget set (the default, and what tests and library users get)
 // every array is anonymous memory: the in-RAM path, as fast as std::vector
 // (growth is mremap, never a copy).
+//
+// An array can also adopt values already in a file (the index cache's
+// arrays, index_cache.h): a private read-only mapping of that file, so
+// nothing is copied or decoded, the kernel reads pages as they are touched,
+// and the governor drops them like a file array's. Such an array is read
+// only until it grows or shrinks, which copies it into storage of its own.
 #pragma once
 
 #include <cstddef>
@@ -43,6 +49,7 @@ struct MemoryStats {
   uint64_t file_bytes = 0;   // capacity of the arrays held in files now
   uint64_t file_arrays = 0;  // arrays ever placed in a file
   uint64_t drops = 0;        // times the governor dropped the files' pages
+  uint64_t mapped_bytes = 0;  // bytes of the arrays adopted from files (Map) now
 };
 MemoryStats GetMemoryStats();
 // Drops every file-backed array's pages from the process now (what the
@@ -56,6 +63,17 @@ void* Allocate(size_t bytes, int* fd);
 void* Resize(void* p, size_t old_bytes, size_t bytes, int* fd);
 void Release(void* p, size_t bytes, int fd);
 size_t PageRound(size_t bytes);
+// The `fd` of an array that adopted a file's values (BigArray::Map).
+inline constexpr int kMapped = -2;
+// `bytes` of file `fd` from `offset` (a multiple of the page size), mapped
+// private and read only and registered with the governor; nullptr when the
+// mapping fails.
+const void* MapReadOnly(int fd, uint64_t offset, size_t bytes);
+// Pages of [p, p + bytes) (within an array) out of the process now: for a
+// pass that reads an adopted array once and need not keep it resident.
+void DropRange(const void* p, size_t bytes);
+// Asks the kernel to start reading [p, p + bytes) of a mapping.
+void Prefetch(const void* p, size_t bytes);
 
 // The check the governor thread makes, made by the working thread itself
 // every 4096 calls: a thread starved of CPU on a loaded machine wakes late,
@@ -119,6 +137,26 @@ class BigArray {
   bool empty() const { return size_ == 0; }
   size_t capacity() const { return cap_; }
   bool in_file() const { return fd_ >= 0; }
+  // Whether the values are a read-only mapping of a file (Map).
+  bool mapped() const { return fd_ == big_array::kMapped; }
+
+  // Replaces the contents with `n` values stored in file `fd` from `offset`
+  // (a multiple of the page size; the caller has checked the file holds
+  // them), mapped read only: nothing is read until a value is. Writing a
+  // value of a mapped array faults; growing or shrinking it copies it first.
+  // False (and empty) when the mapping fails.
+  bool Map(int fd, uint64_t offset, size_t n) {
+    Free();
+    if (n == 0) return true;
+    if (n > SIZE_MAX / sizeof(T) / 2) return false;
+    const void* p = big_array::MapReadOnly(fd, offset, n * sizeof(T));
+    if (!p) return false;
+    data_ = static_cast<T*>(const_cast<void*>(p));
+    // Capacity is the size: a push_back must copy, never write the mapping.
+    size_ = cap_ = n;
+    fd_ = big_array::kMapped;
+    return true;
+  }
 
   void push_back(const T& v) {
     big_array::Check();
@@ -130,7 +168,7 @@ class BigArray {
     if (n > cap_) Reserve(n);
   }
   void resize(size_t n, const T& v = T()) {
-    if (n > cap_) Reserve(n);
+    if (n > cap_ || (mapped() && n > size_)) Reserve(n);
     // By the MiB, checking the budget in between: a fill touches pages
     // faster than anything else.
     constexpr size_t kChunk = (size_t{1} << 20) / sizeof(T);
@@ -156,7 +194,7 @@ class BigArray {
   void shrink_to_fit() {
     if (size_ == 0) {
       Free();
-    } else if (big_array::PageRound(size_ * sizeof(T)) < cap_ * sizeof(T)) {
+    } else if (big_array::PageRound(size_ * sizeof(T)) < cap_ * sizeof(T) || (mapped() && size_ < cap_)) {
       Reserve(size_, true);
     }
   }
@@ -176,7 +214,7 @@ class BigArray {
   void Reserve(size_t n, bool shrink = false) {
     if (n > SIZE_MAX / sizeof(T) / 2) throw std::bad_alloc();
     const size_t bytes = big_array::PageRound(n * sizeof(T));
-    if (!shrink && bytes <= cap_ * sizeof(T)) return;
+    if (!shrink && bytes <= cap_ * sizeof(T) && !mapped()) return;
     data_ = static_cast<T*>(data_ ? big_array::Resize(data_, cap_ * sizeof(T), bytes, &fd_)
                                   : big_array::Allocate(bytes, &fd_));
     cap_ = bytes / sizeof(T);

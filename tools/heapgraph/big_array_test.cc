@@ -1,10 +1,15 @@
 // BigArray in RAM and in files: the same contents either way, through growth,
-// shrinking, copies and dropped pages; and the --memory sizes.
+// shrinking, copies and dropped pages; arrays adopted from a file; and the
+// --memory sizes.
 #include "big_array.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
 
 namespace libdump::heapgraph {
 namespace {
@@ -67,6 +72,68 @@ TEST(BigArray, PastHalfTheBudgetArraysMoveToFilesAndKeepTheirContents) {
   m.Free();
   a.Free();
   EXPECT_EQ(GetMemoryStats().file_bytes, 0u);
+}
+
+// An unnamed file: 64 KiB of zeros, then `n` values of Fill's sequence.
+int FileWith(size_t n) {
+  const std::string path = ::testing::TempDir() + "/big_array_test." + std::to_string(::getpid());
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  ::unlink(path.c_str());
+  if (fd < 0) return -1;
+  BigArray<uint64_t> a;
+  Fill(a, n);
+  const auto bytes = static_cast<ssize_t>(n * sizeof(uint64_t));
+  if (::pwrite(fd, a.data(), static_cast<size_t>(bytes), 64 << 10) != bytes) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+TEST(BigArray, MapsValuesFromAFileWithoutReadingThem) {
+  constexpr size_t kN = 300000;
+  const int fd = FileWith(kN);
+  ASSERT_GE(fd, 0);
+  const uint64_t before = GetMemoryStats().mapped_bytes;
+  BigArray<uint64_t> a;
+  ASSERT_TRUE(a.Map(fd, 64 << 10, kN));
+  ::close(fd);  // the mapping keeps the file
+  EXPECT_TRUE(a.mapped());
+  EXPECT_FALSE(a.in_file());
+  EXPECT_GE(GetMemoryStats().mapped_bytes, before + kN * sizeof(uint64_t));
+  EXPECT_TRUE(Holds(a, kN));
+  // Dropped pages are read again from the file.
+  DropFilePages();
+  big_array::DropRange(a.data(), kN * sizeof(uint64_t));
+  EXPECT_TRUE(Holds(a, kN));
+  // A copy is the array's own; growing the mapped one copies it first, and
+  // the mapping is gone.
+  BigArray<uint64_t> c = a;
+  EXPECT_FALSE(c.mapped());
+  EXPECT_TRUE(Holds(c, kN));
+  a.push_back(kN * 0x9E3779B97F4A7C15ull);
+  EXPECT_FALSE(a.mapped());
+  EXPECT_TRUE(Holds(a, kN + 1));
+  a[0] = 0;  // writable now
+  EXPECT_EQ(GetMemoryStats().mapped_bytes, before);
+}
+
+TEST(BigArray, AMappedArrayShrunkThenGrownCopiesBeforeWriting) {
+  const int fd = FileWith(1000);
+  ASSERT_GE(fd, 0);
+  BigArray<uint64_t> a;
+  ASSERT_TRUE(a.Map(fd, 64 << 10, 1000));
+  a.resize(10);
+  EXPECT_TRUE(a.mapped());  // a smaller view, still the file's
+  a.resize(20, 7);
+  EXPECT_FALSE(a.mapped());
+  for (size_t i = 0; i < 10; ++i) EXPECT_EQ(a[i], i * 0x9E3779B97F4A7C15ull);
+  EXPECT_EQ(a[19], 7u);
+  // An offset that is not a page's is refused.
+  BigArray<uint64_t> b;
+  EXPECT_FALSE(b.Map(fd, 100, 10));
+  EXPECT_TRUE(b.empty());
+  ::close(fd);
 }
 
 TEST(BigArray, ComparesWithAVector) {

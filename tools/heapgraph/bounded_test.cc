@@ -143,17 +143,23 @@ TEST(Bounded, AnIndexWrittenAndReadUnderTheBudgetIsTheSameGraph) {
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   ASSERT_GE(fd, 0);
   ::unlink(path.c_str());
-  index::Writer w(fd);
+  index::Writer w;
   index::PutGraph(w, bounded);
-  ASSERT_TRUE(w.Finish());
+  constexpr char kMagic[8] = {'T', 'E', 'S', 'T', 'I', 'N', 'D', 'X'};
+  int err = 0;
+  ASSERT_TRUE(w.Finish(fd, kMagic, &err)) << err;
   struct stat st;
   ASSERT_EQ(::fstat(fd, &st), 0);
-  index::Reader r(fd, static_cast<uint64_t>(st.st_size));
+  index::Reader r;
+  ASSERT_EQ(r.Open(fd, static_cast<uint64_t>(st.st_size), kMagic), index::Reader::Status::kOk);
   HeapGraph back;
   ASSERT_TRUE(index::GetGraph(r, back));
-  ASSERT_TRUE(r.Finish());
   ::close(fd);
-  EXPECT_TRUE(back.out.in_file());
+  // The arrays are the file's, mapped; their pages come back once dropped.
+  EXPECT_TRUE(back.out.mapped());
+  EXPECT_TRUE(back.idom.mapped());
+  EXPECT_GT(GetMemoryStats().mapped_bytes, back.out.size() * sizeof(Index));
+  DropFilePages();
   ExpectSame(ram, back);
 }
 

@@ -145,7 +145,7 @@ struct HeapGraph {
   BigArray<Index> idom;       // kSuperRoot for objects only the roots dominate, kNone unreachable
   BigArray<uint64_t> retained;
   BigArray<Index> path_parent;  // BFS from the roots over strong references; kSuperRoot at a root
-  std::vector<Index> top_retainers;  // children of the super root, most retained first
+  BigArray<Index> top_retainers;  // children of the super root, most retained first
   uint64_t reachable_bytes = 0;
   uint64_t total_bytes = 0;
   uint64_t reachable_objects = 0;

@@ -23,7 +23,9 @@ using index::PreadAll;
 using index::Reader;
 using index::Writer;
 
-constexpr char kMagic[8] = {'L', 'D', 'I', 'N', 'D', 'E', 'X', '2'};
+// The format's version is its last character: an index of another layout is
+// not an index to this reader, and is rebuilt.
+constexpr char kMagic[8] = {'L', 'D', 'I', 'N', 'D', 'E', 'X', '3'};
 constexpr size_t kEdge = 64 << 10;  // bytes of the dump's head and tail hashed into the tag
 
 struct Fd {
@@ -81,15 +83,12 @@ bool TagOf(const std::string& dump, const std::string& salt, Tag* t, std::string
 }
 
 void PutTag(Writer& w, const Tag& t) {
-  w.Bytes(kMagic, sizeof kMagic);
   for (uint64_t v : {t.size, t.mtime_s, t.mtime_ns, t.ino, t.dev, t.head, t.tail}) w.U64(v);
   w.Str(t.salt);
   w.Str(t.tool);
 }
 
 bool GetTag(Reader& r, Tag* t) {
-  char magic[sizeof kMagic];
-  if (!r.Bytes(magic, sizeof magic) || std::memcmp(magic, kMagic, sizeof magic) != 0) return false;
   for (uint64_t* v : {&t->size, &t->mtime_s, &t->mtime_ns, &t->ino, &t->dev, &t->head, &t->tail}) *v = r.U64();
   t->salt = r.Str();
   t->tool = r.Str();
@@ -167,8 +166,14 @@ bool LoadIndex(const std::string& index, const std::string& dump, const std::str
   if (::fstat(f.fd, &st) != 0 || !S_ISREG(st.st_mode)) return *why = "the index is not a regular file", false;
   Tag want, got;
   if (!TagOf(dump, salt, &want, why)) return false;
-  Reader r(f.fd, static_cast<uint64_t>(st.st_size));
-  if (!GetTag(r, &got)) return *why = "not an index file", false;
+  Reader r;
+  switch (r.Open(f.fd, static_cast<uint64_t>(st.st_size), kMagic)) {
+    case Reader::Status::kOk: break;
+    case Reader::Status::kNotIndex: return *why = "not an index file", false;
+    case Reader::Status::kOtherVersion: return *why = "an index of another format version", false;
+    case Reader::Status::kDamaged: return *why = "the index is truncated or damaged", false;
+  }
+  if (!GetTag(r, &got)) return *why = "the index is truncated or damaged", false;
   if (!(got == want)) {
     *why = got.tool != want.tool ? "built by another build of the tool"
            : got.salt != want.salt ? "built with other options"
@@ -176,7 +181,7 @@ bool LoadIndex(const std::string& index, const std::string& dump, const std::str
     return false;
   }
   HeapGraph loaded;
-  if (!index::GetGraph(r, loaded) || !r.Finish()) return *why = "the index is truncated or damaged", false;
+  if (!index::GetGraph(r, loaded)) return *why = "the index is truncated or damaged", false;
   loaded.path = dump;
   g = std::move(loaded);
   return true;
@@ -195,7 +200,7 @@ bool SaveTagged(const std::string& index, const Tag& t, const HeapGraph& g, std:
     if (fd < 0) return *why = index + ": " + std::strerror(errno), false;
   }
   Fd f(fd);
-  Writer w(fd);
+  Writer w;
   PutTag(w, t);
   index::PutGraph(w, g);
   auto fail = [&](int err) {
@@ -203,7 +208,7 @@ bool SaveTagged(const std::string& index, const Tag& t, const HeapGraph& g, std:
     *why = index + ": " + std::strerror(err);
     return false;
   };
-  if (!w.Finish()) return fail(w.error());
+  if (int err = 0; !w.Finish(fd, kMagic, &err)) return fail(err);
   if (named.empty()) {
     // linkat gives the unnamed file a temporary name, rename puts it in place
     // over any older index in one step.

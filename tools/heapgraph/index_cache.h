@@ -1,5 +1,5 @@
 // The index cache: an opened and analysed HeapGraph kept in a file, so the
-// next open of the same dump reads arrays instead of parsing the dump and
+// next open of the same dump maps arrays instead of parsing the dump and
 // computing dominators again (MAT keeps its indexes beside the heap dump for
 // the same reason).
 //
@@ -7,10 +7,14 @@
 // the dump's size, modification time, inode and a hash of its first and last
 // 64 KiB; the salt (the options that shape the graph); the tool's own
 // executable (size and modification time, so a rebuilt tool rebuilds its
-// indexes); and a hash of every byte of the index itself, which a truncated
-// or damaged file fails. Anything else is rebuilt, never trusted. An index is
-// written to an unnamed file that only takes its name once complete, so a
-// process killed while writing leaves nothing a later open could read.
+// indexes); the format's version; and the index's own bytes: its length
+// must be what its table says, its head is hashed whole, and each large
+// array is mapped from the file, then hashed and range-checked in one pass
+// whose pages are dropped as it goes (index_codec.h), so a truncated, damaged
+// or foreign file is refused and no index in it can send a query out of
+// bounds. Anything else is rebuilt, never trusted. An index is written to an
+// unnamed file that only takes its name once complete, so a process killed
+// while writing leaves nothing a later open could read.
 #pragma once
 
 #include <cstdint>
@@ -63,7 +67,9 @@ bool ConfigureMemory(const std::string& memory, const IndexOptions& o, std::stri
 // The index file of `dump` (creating its directory), or "" with `why`.
 std::string IndexPathFor(const std::string& dump, const IndexOptions& o, std::string* why);
 // Fills `g` from `index` when it is valid for `dump` and `salt`; otherwise
-// returns false with the reason and leaves `g` empty.
+// returns false with the reason and leaves `g` empty. g's large arrays are
+// then read-only mappings of the index file (BigArray::Map): an index is
+// replaced by a rename, never rewritten in place.
 bool LoadIndex(const std::string& index, const std::string& dump, const std::string& salt, HeapGraph& g,
                std::string* why);
 // Writes `g`'s index atomically; false with the reason when it cannot.

@@ -9,8 +9,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <vector>
+
+#include "index_codec.h"
 
 namespace libdump::heapgraph {
 namespace {
@@ -153,6 +158,128 @@ TEST_F(IndexCache, RefusesTruncatedOrDamagedIndexes) {
   ASSERT_TRUE(SaveIndex(index_, dump_, "", graph_, &why)) << why;
   std::ofstream(index_, std::ios::app | std::ios::binary) << "x";
   EXPECT_FALSE(LoadIndex(index_, dump_, "", g, &why));
+}
+
+// The index file's bytes, and its table of arrays (index_codec.h).
+std::string Slurp(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>()};
+}
+void Spill(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+std::vector<index::ArrayEntry> TableOf(const std::string& file) {
+  uint64_t arrays;
+  std::memcpy(&arrays, file.data() + 8, 8);
+  std::vector<index::ArrayEntry> t(arrays);
+  std::memcpy(t.data(), file.data() + 24, arrays * sizeof(index::ArrayEntry));
+  return t;
+}
+
+TEST_F(IndexCache, RefusesADamagedByteAnywhere) {
+  std::string why;
+  ASSERT_TRUE(SaveIndex(index_, dump_, "", graph_, &why)) << why;
+  const std::string good = Slurp(index_);
+  const auto table = TableOf(good);
+  ASSERT_GE(table.size(), 10u);
+  // The head (magic, sizes, table, meta, its hash), the zeros between the
+  // arrays, and the first and last byte of each array.
+  std::vector<uint64_t> at = {0, 9, 17, 30, table[0].offset / 3, table[0].offset / 2};
+  uint64_t end = 0;
+  for (const auto& e : table) {
+    if (e.offset > end && end > 0) at.push_back(end + (e.offset - end) / 2);
+    if (e.count == 0) continue;
+    at.push_back(e.offset);
+    end = e.offset + e.count * e.element_size;
+    at.push_back(end - 1);
+  }
+  for (uint64_t k : at) {
+    std::string bad = good;
+    ASSERT_LT(k, bad.size());
+    bad[k] = static_cast<char>(bad[k] ^ 0x10);
+    Spill(index_, bad);
+    HeapGraph g;
+    EXPECT_FALSE(LoadIndex(index_, dump_, "", g, &why)) << "byte " << k;
+    EXPECT_EQ(g.size(), 0u);
+  }
+  Spill(index_, good);
+  HeapGraph g;
+  EXPECT_TRUE(LoadIndex(index_, dump_, "", g, &why)) << why;
+}
+
+// An index whose hashes match but whose arrays send a query out of bounds
+// (another build's idea of the graph) is refused: each index array is
+// range-checked as it is read.
+TEST_F(IndexCache, RefusesIndexesOutOfRangeEvenWithGoodHashes) {
+  const Index n = static_cast<Index>(graph_.size());
+  ASSERT_GT(n, 2u);
+  ASSERT_FALSE(graph_.out.empty());
+  ASSERT_FALSE(graph_.top_retainers.empty());
+  const std::vector<std::function<void(HeapGraph&)>> breaks = {
+      [&](HeapGraph& g) { g.out[0] = n; },
+      [&](HeapGraph& g) { g.out[g.out.size() - 1] = UINT32_MAX; },
+      [&](HeapGraph& g) { g.cls[n - 1] = static_cast<uint32_t>(g.classes.size()); },
+      [&](HeapGraph& g) { g.idom[1] = n; },
+      [&](HeapGraph& g) { g.path_parent[n - 1] = n + 5; },
+      [&](HeapGraph& g) { g.top_retainers[0] = n; },
+      [&](HeapGraph& g) { g.out_begin[1] = g.out_begin[2] + 1; },
+      [&](HeapGraph& g) { g.out_begin[n] = static_cast<uint32_t>(g.out.size() + 1); },
+      [&](HeapGraph& g) { g.size32[0] = UINT32_MAX; },  // no big_sizes entry
+      [&](HeapGraph& g) {
+        g.by_id.resize(g.size());
+        for (Index i = 0; i < g.size(); ++i) g.by_id[i] = i;
+        g.by_id[n / 2] = n;
+      },
+  };
+  std::string why;
+  for (size_t k = 0; k < breaks.size(); ++k) {
+    HeapGraph broken = graph_;
+    breaks[k](broken);
+    ASSERT_TRUE(SaveIndex(index_, dump_, "", broken, &why)) << why;
+    HeapGraph g;
+    EXPECT_FALSE(LoadIndex(index_, dump_, "", g, &why)) << k;
+    EXPECT_EQ(why, "the index is truncated or damaged") << k;
+    EXPECT_EQ(g.size(), 0u);
+  }
+  // The marks an idom or a path parent may hold are in range.
+  HeapGraph marked = graph_;
+  marked.idom[0] = kNone;
+  marked.path_parent[0] = kSuperRoot;
+  ASSERT_TRUE(SaveIndex(index_, dump_, "", marked, &why)) << why;
+  HeapGraph g;
+  EXPECT_TRUE(LoadIndex(index_, dump_, "", g, &why)) << why;
+}
+
+// A table entry of another element width (say, 64-bit object indices) with
+// a head whose hash matches: refused, never read as the width expected.
+TEST_F(IndexCache, RefusesAnArrayOfAnotherWidth) {
+  std::string why;
+  ASSERT_TRUE(SaveIndex(index_, dump_, "", graph_, &why)) << why;
+  std::string file = Slurp(index_);
+  auto table = TableOf(file);
+  uint64_t meta;
+  std::memcpy(&meta, file.data() + 16, 8);
+  const size_t head = 24 + table.size() * sizeof(index::ArrayEntry) + meta;
+  // cls (the third array): 4-byte values claimed to be 8 bytes, half as many.
+  index::ArrayEntry& e = table[2];
+  ASSERT_EQ(e.element_size, 4u);
+  e.element_size = 8;
+  e.count /= 2;
+  std::memcpy(file.data() + 24, table.data(), table.size() * sizeof(index::ArrayEntry));
+  index::Hash h;
+  h.Add(file.data(), head);
+  const uint64_t v = h.Value();
+  std::memcpy(file.data() + head, &v, 8);
+  Spill(index_, file);
+  HeapGraph g;
+  EXPECT_FALSE(LoadIndex(index_, dump_, "", g, &why));
+  EXPECT_EQ(g.size(), 0u);
+  // An index of the previous format: rebuilt, never read.
+  file = Slurp(index_);
+  file[7] = '2';
+  Spill(index_, file);
+  EXPECT_FALSE(LoadIndex(index_, dump_, "", g, &why));
+  EXPECT_EQ(why, "an index of another format version");
 }
 
 TEST_F(IndexCache, RefusesStaleAndForeignIndexes) {

@@ -1,21 +1,125 @@
 #include "index_codec.h"
 
+#include <fcntl.h>
+
 #include <algorithm>
 
 namespace libdump::heapgraph::index {
 namespace {
 
+constexpr size_t kEntryBytes = 4 * sizeof(uint64_t);
+
+bool PwriteAll(int fd, const void* buf, size_t n, uint64_t off, int* err) {
+  const auto* p = static_cast<const char*>(buf);
+  while (n) {
+    const ssize_t w = ::pwrite(fd, p, n, static_cast<off_t>(off));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      *err = w < 0 ? errno : ENOSPC;
+      return false;
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+    off += static_cast<uint64_t>(w);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool Writer::Finish(int fd, const char (&magic)[8], int* err) {
+  const uint64_t head = 3 * sizeof(uint64_t) + arrays_.size() * kEntryBytes + meta_.size() + sizeof(uint64_t);
+  std::vector<ArrayEntry> table;
+  uint64_t end = head;
+  for (const Pending& a : arrays_) {
+    ArrayEntry e{a.element_size, a.count, AlignUp(end), 0};
+    // An array in a file may be paged out: read back (and counted against
+    // the budget) a chunk at a time, like any pass over it.
+    const auto* p = static_cast<const char*>(a.data);
+    Hash h;
+    for (uint64_t done = 0, bytes = a.count * a.element_size; done < bytes; done += kChunk) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(kChunk, bytes - done));
+      h.Add(p + done, n);
+      if (!PwriteAll(fd, p + done, n, e.offset + done, err)) return false;
+      big_array::CheckNow();
+    }
+    e.hash = h.Value();
+    end = e.offset + a.count * a.element_size;
+    table.push_back(e);
+  }
+  // The gaps are holes, read as zeros; the file ends where the last array
+  // does (past the head when there is none).
+  if (::ftruncate(fd, static_cast<off_t>(end)) != 0) {
+    *err = errno;
+    return false;
+  }
+  std::string h(magic, sizeof magic);
+  auto u64 = [&](uint64_t v) { h.append(reinterpret_cast<const char*>(&v), sizeof v); };
+  u64(arrays_.size());
+  u64(meta_.size());
+  for (const ArrayEntry& e : table) {
+    for (uint64_t v : {e.element_size, e.count, e.offset, e.hash}) u64(v);
+  }
+  h += meta_;
+  Hash hash;
+  hash.Add(h.data(), h.size());
+  u64(hash.Value());
+  return PwriteAll(fd, h.data(), h.size(), 0, err);
+}
+
+Reader::Status Reader::Open(int fd, uint64_t size, const char (&magic)[8]) {
+  fd_ = fd;
+  uint64_t fixed[3];
+  if (size < sizeof fixed || !PreadAll(fd, fixed, sizeof fixed, 0)) return Status::kNotIndex;
+  if (std::memcmp(fixed, magic, sizeof magic - 1) != 0) return Status::kNotIndex;
+  if (std::memcmp(fixed, magic, sizeof magic) != 0) return Status::kOtherVersion;
+  const uint64_t arrays = fixed[1], meta = fixed[2];
+  if (arrays > kMaxArrays || meta > size) return Status::kDamaged;
+  const uint64_t head = sizeof fixed + arrays * kEntryBytes + meta + sizeof(uint64_t);
+  if (head > size) return Status::kDamaged;
+  head_.resize(head);
+  if (!PreadAll(fd, head_.data(), head, 0)) return Status::kDamaged;
+  Hash h;
+  h.Add(head_.data(), head - sizeof(uint64_t));
+  uint64_t want;
+  std::memcpy(&want, head_.data() + head - sizeof want, sizeof want);
+  if (h.Value() != want) return Status::kDamaged;
+  // The arrays tile the rest of the file in order, each at the first
+  // aligned offset after the one before, with zeros between.
+  table_.resize(arrays);
+  std::memcpy(table_.data(), head_.data() + sizeof fixed, arrays * kEntryBytes);
+  uint64_t end = head;
+  std::vector<char> gap, zeros(kAlign);
+  for (const ArrayEntry& e : table_) {
+    if (e.element_size == 0 || e.element_size > 8 || e.offset != AlignUp(end) || e.offset > size ||
+        e.count > (size - e.offset) / e.element_size) {
+      return Status::kDamaged;
+    }
+    gap.resize(e.offset - end);
+    if (!PreadAll(fd, gap.data(), gap.size(), end) || std::memcmp(gap.data(), zeros.data(), gap.size()) != 0) {
+      return Status::kDamaged;
+    }
+    end = e.offset + e.count * e.element_size;
+  }
+  if (end != size) return Status::kDamaged;
+  at_ = head_.data() + sizeof fixed + arrays * kEntryBytes;
+  left_ = meta;
+  return Status::kOk;
+}
+
+namespace {
+
 void PutPacked(Writer& w, const PackedU64& p) {
   w.Vec(p.base());
-  w.Vec(p.low());
-  w.Vec(p.wide());
+  w.Array(p.low());
+  w.Array(p.wide());
 }
 
 bool GetPacked(Reader& r, PackedU64& p) {
   PackedU64::Parts parts;
   r.Vec(parts.base);
-  r.Vec(parts.low);
-  r.Vec(parts.wide);
+  r.Array(parts.low);
+  r.Array(parts.wide);
   return r.ok() && p.Restore(std::move(parts));
 }
 
@@ -108,33 +212,85 @@ void PutGraph(Writer& w, const HeapGraph& g) {
     w.Str(f.name);
   }
   PutPacked(w, g.ids);
-  w.Vec(g.cls);
-  w.Vec(g.size32);
+  w.Array(g.cls);
+  w.Array(g.size32);
   PutMap(w, g.big_sizes);
   PutMap(w, g.elements);
   PutPacked(w, g.where);
-  w.Vec(g.out_begin);
-  w.Vec(g.out);
-  w.Vec(g.weak_edges);
-  w.Vec(g.by_id);
+  w.Array(g.out_begin);
+  w.Array(g.out);
+  w.Array(g.weak_edges);
+  w.Array(g.by_id);
   w.U64(g.stacks.size());
   for (const auto& s : g.stacks) PutStrings(w, s);
   PutMap(w, g.stack_of);
-  w.Vec(g.idom);
-  w.Vec(g.retained);
-  w.Vec(g.path_parent);
-  w.Vec(g.top_retainers);
+  w.Array(g.idom);
+  w.Array(g.retained);
+  w.Array(g.path_parent);
+  w.Array(g.top_retainers);
   w.U64(g.reachable_bytes);
   w.U64(g.total_bytes);
   w.U64(g.reachable_objects);
 }
 
 // Every index the graph's queries follow is in range: an index that passed
-// its hash but was written by a tool with another idea of the graph must not
-// send a query out of bounds.
+// its hashes but was written by a tool with another idea of the graph must
+// not send a query out of bounds. The large arrays are checked as they are
+// hashed, a chunk at a time, in loops of a fixed trip count the compiler
+// turns into vector code: the checks run at the speed of the hash.
 namespace {
 
-bool Consistent(const HeapGraph& g) {
+constexpr size_t kBlock = 64;
+
+// The largest of p[0..m), plus `bias` (wrapping), so that kNone and
+// kSuperRoot (bias 2) come out as 1 and 0.
+uint32_t MaxPlus(const uint32_t* p, size_t m, uint32_t bias) {
+  uint32_t lanes[kBlock] = {};
+  size_t j = 0;
+  for (; j + kBlock <= m; j += kBlock) {
+    for (size_t k = 0; k < kBlock; ++k) lanes[k] = std::max(lanes[k], static_cast<uint32_t>(p[j + k] + bias));
+  }
+  uint32_t top = 0;
+  for (; j < m; ++j) top = std::max(top, static_cast<uint32_t>(p[j] + bias));
+  for (uint32_t v : lanes) top = std::max(top, v);
+  return top;
+}
+
+// Each i0 + k with p[k] == UINT32_MAX is a key of `big`: a size that does
+// not fit 32 bits is there. Rare: looked up only in a block that has one.
+bool BigSizesKnown(const uint32_t* p, size_t m, size_t i0, const std::unordered_map<Index, uint64_t>& big) {
+  auto known = [&](size_t from, size_t to) {
+    for (size_t k = from; k < to; ++k) {
+      if (p[k] == UINT32_MAX && !big.count(static_cast<Index>(i0 + k))) return false;
+    }
+    return true;
+  };
+  size_t j = 0;
+  for (; j + kBlock <= m; j += kBlock) {
+    uint32_t any = 0;
+    for (size_t k = 0; k < kBlock; ++k) any |= p[j + k] == UINT32_MAX;
+    if (any && !known(j, j + kBlock)) return false;
+  }
+  return known(j, m);
+}
+
+// Whether p[0..m) never decreases.
+bool Ascending(const uint32_t* p, size_t m) {
+  uint32_t bad = 0;
+  size_t j = 0;
+  for (; j + kBlock + 1 <= m; j += kBlock) {
+    for (size_t k = 0; k < kBlock; ++k) bad |= p[j + k] > p[j + k + 1];
+  }
+  for (; j + 1 < m; ++j) bad |= p[j] > p[j + 1];
+  return bad == 0;
+}
+
+// All of p[0..m) below n.
+bool Below(const uint32_t* p, size_t m, uint64_t n) { return m == 0 || MaxPlus(p, m, 0) < n; }
+// All of p[0..m) below n, or kNone, or kSuperRoot.
+bool BelowOrMark(const uint32_t* p, size_t m, uint64_t n) { return m == 0 || MaxPlus(p, m, 2) < n + 2; }
+
+bool Consistent(Reader& r, const HeapGraph& g) {
   const uint64_t n = g.size();
   const uint64_t nc = g.classes.size();
   auto obj_or = [&](Index i, Index a, Index b) { return i < n || i == a || i == b; };
@@ -145,27 +301,14 @@ bool Consistent(const HeapGraph& g) {
   for (const ClassInfo& c : g.classes) {
     if (!(c.super < nc || c.super == kNone) || !obj_or(c.object, kNone, kNone)) return false;
   }
-  for (const Root& r : g.roots) {
-    if (!obj_or(r.object, kNone, kNone) || r.kind >= g.root_kinds.size()) return false;
-    if (!(r.thread < g.threads.size() || r.thread == kNone)) return false;
+  for (const Root& x : g.roots) {
+    if (!obj_or(x.object, kNone, kNone) || x.kind >= g.root_kinds.size()) return false;
+    if (!(x.thread < g.threads.size() || x.thread == kNone)) return false;
   }
   for (const ThreadInfo& t : g.threads) {
     if (!obj_or(t.object, kNone, kNone)) return false;
   }
-  for (uint64_t i = 0; i < n; ++i) {
-    if (g.cls[i] >= nc || g.out_begin[i] > g.out_begin[i + 1]) return false;
-    if (!obj_or(g.idom[i], kNone, kSuperRoot) || !obj_or(g.path_parent[i], kNone, kSuperRoot)) return false;
-    if (!g.by_id.empty() && g.by_id[i] >= n) return false;
-    if (g.size32[i] == UINT32_MAX && !g.big_sizes.count(static_cast<Index>(i))) return false;
-  }
-  if (g.out_begin[n] != g.out.size()) return false;
-  for (Index t : g.out) {
-    if (t >= n) return false;
-  }
   for (Index i : g.finalizable) {
-    if (i >= n) return false;
-  }
-  for (Index i : g.top_retainers) {
     if (i >= n) return false;
   }
   for (const auto& [i, s] : g.stack_of) {
@@ -180,7 +323,28 @@ bool Consistent(const HeapGraph& g) {
   for (const FrameInfo& f : g.frames) {
     if (!(f.thread < g.threads.size() || f.thread == UINT32_MAX)) return false;
   }
-  return true;
+  // The large arrays, in the order they were written.
+  uint32_t last_begin = 0;
+  const bool arrays =
+      r.Verify(g.ids.low()) && r.Verify(g.ids.wide()) &&
+      r.Verify(g.cls, [&](const uint32_t* p, size_t m, size_t) { return Below(p, m, nc); }) &&
+      r.Verify(g.size32,
+               [&](const uint32_t* p, size_t m, size_t i0) { return BigSizesKnown(p, m, i0, g.big_sizes); }) &&
+      r.Verify(g.where.low()) && r.Verify(g.where.wide()) &&
+      r.Verify(g.out_begin,
+               [&](const uint32_t* p, size_t m, size_t i0) {
+                 if (i0 > 0 && last_begin > p[0]) return false;
+                 last_begin = p[m - 1];
+                 return Ascending(p, m);
+               }) &&
+      g.out_begin[n] == g.out.size() && r.Verify(g.out, [&](const Index* p, size_t m, size_t) { return Below(p, m, n); }) &&
+      r.Verify(g.weak_edges) &&
+      r.Verify(g.by_id, [&](const Index* p, size_t m, size_t) { return Below(p, m, n); }) &&
+      r.Verify(g.idom, [&](const Index* p, size_t m, size_t) { return BelowOrMark(p, m, n); }) &&
+      r.Verify(g.retained) &&
+      r.Verify(g.path_parent, [&](const Index* p, size_t m, size_t) { return BelowOrMark(p, m, n); }) &&
+      r.Verify(g.top_retainers, [&](const Index* p, size_t m, size_t) { return Below(p, m, n); });
+  return arrays && r.Finish();
 }
 
 }  // namespace
@@ -263,26 +427,26 @@ bool GetGraph(Reader& r, HeapGraph& g) {
     f.name = r.Str();
   }
   if (!GetPacked(r, g.ids)) return false;
-  r.Vec(g.cls);
-  r.Vec(g.size32);
+  r.Array(g.cls);
+  r.Array(g.size32);
   GetMap(r, g.big_sizes);
   GetMap(r, g.elements);
   if (!GetPacked(r, g.where)) return false;
-  r.Vec(g.out_begin);
-  r.Vec(g.out);
-  r.Vec(g.weak_edges);
-  r.Vec(g.by_id);
+  r.Array(g.out_begin);
+  r.Array(g.out);
+  r.Array(g.weak_edges);
+  r.Array(g.by_id);
   g.stacks.resize(r.Count(8));
   for (auto& s : g.stacks) GetStrings(r, s);
   GetMap(r, g.stack_of);
-  r.Vec(g.idom);
-  r.Vec(g.retained);
-  r.Vec(g.path_parent);
-  r.Vec(g.top_retainers);
+  r.Array(g.idom);
+  r.Array(g.retained);
+  r.Array(g.path_parent);
+  r.Array(g.top_retainers);
   g.reachable_bytes = r.U64();
   g.total_bytes = r.U64();
   g.reachable_objects = r.U64();
-  return r.ok() && Consistent(g);
+  return r.ok() && Consistent(r, g);
 }
 
 }  // namespace libdump::heapgraph::index

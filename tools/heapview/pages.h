@@ -5,6 +5,7 @@
 #pragma once
 
 #include <sstream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -81,7 +82,7 @@ class Pages {
   std::string PathPage(Index i);
   std::string Reachable(Index i);
   std::string Roots();
-  std::string DominatorRows(const std::vector<Index>& objs, size_t page);
+  std::string DominatorRows(std::span<const Index> objs, size_t page);
   Response Dominators(const Target& t);
   std::string Suspects();
   std::string Leaks();

@@ -21,7 +21,7 @@
 
 namespace libdump::heapview {
 
-std::string Pages::DominatorRows(const std::vector<Index>& objs, size_t page) {
+std::string Pages::DominatorRows(std::span<const Index> objs, size_t page) {
   std::string s = "<table id=\"dominators\"><tr><th>retained</th><th>%</th><th>size</th><th>object</th><th></th></tr>\n";
   for (size_t k = page * kPage; k < objs.size() && k < (page + 1) * kPage; ++k) {
     const Index o = objs[k];

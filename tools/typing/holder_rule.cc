@@ -74,7 +74,10 @@ class Holders {
     heapgraph::BigArray<Index>& queue = offset_;  // the queue's storage becomes the offsets'
     queue.clear();
     queue.reserve(n);
+    // Each loop over the objects checks the budget itself (big_array.h): it
+    // touches pages of file arrays without pushing anything.
     for (Index i = 0; i < n; ++i) {
+      heapgraph::big_array::Check();
       if (!Unnamed(i)) queue.push_back(i);
     }
     // Roots by how lasting a holder they are: named globals, other globals,
@@ -95,6 +98,7 @@ class Holders {
       }
     }
     for (size_t head = 0; head < queue.size(); ++head) {
+      heapgraph::big_array::Check();
       const Index v = queue[head];
       for (Index w : g_.Out(v)) {
         if (w < n && w != v && Unnamed(w) && holder_[w] == kNone) {
@@ -110,6 +114,7 @@ class Holders {
     offset_.assign(n, kNoOffset);
     heapgraph::BigArray<Index> parents;
     for (Index w = 0; w < n; ++w) {
+      heapgraph::big_array::Check();
       if (holder_[w] != kNone && !(holder_[w] & kRootBit)) parents.push_back(holder_[w]);
     }
     std::sort(parents.begin(), parents.end());
@@ -231,6 +236,7 @@ class Holders {
     std::vector<Index> chain;
     const Index n = static_cast<Index>(g_.size());
     for (Index w = 0; w < n; ++w) {
+      heapgraph::big_array::Check();
       if (holder_[w] == kNone || !Unnamed(w)) continue;
       chain.clear();
       for (Index v = w; v != kNone && !(v & kRootBit) && Unnamed(v) && holder_[v] != kNone;) {
@@ -282,6 +288,7 @@ void ApplySizeRule(Context& ctx) {
   HeapGraph& g = ctx.graph();
   std::unordered_map<uint64_t, uint32_t> by_size;
   for (Index i = 0; i < g.size(); ++i) {
+    heapgraph::big_array::Check();
     if (ctx.RuleOf(i) != Rule::kNothing) continue;
     const uint64_t s = g.Size(i);
     auto [it, added] = by_size.try_emplace(s, 0);

@@ -29,6 +29,7 @@
 // and one byte of shape, freed before the rule returns.
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstdio>
 #include <map>
 
@@ -112,13 +113,19 @@ class Shapes {
       return false;
     };
     size_t count = 0;
-    for (Index i = 0; i < n_; ++i) count += relevant(i);
+    for (Index i = 0; i < n_; ++i) {
+      heapgraph::big_array::Check();
+      count += relevant(i);
+    }
     if (count * 2 < n_) {
       only_.reserve(count);
-      slot_.reserve(count);
+      read_.assign(n_ / 64 + 1, 0);
+      before_.assign(n_ / 64 + 1, 0);
       for (Index i = 0; i < n_; ++i) {
+        heapgraph::big_array::Check();
+        if ((i & 63) == 0) before_[i >> 6] = static_cast<uint32_t>(only_.size());
         if (!relevant(i)) continue;
-        slot_.emplace(i, static_cast<uint32_t>(only_.size()));
+        read_[i >> 6] |= uint64_t{1} << (i & 63);
         only_.push_back(i);
       }
       words_.assign(only_.size() + 1, {kOther, kOther, kOther, kOther});  // the last: every other object's
@@ -136,7 +143,8 @@ class Shapes {
     Lists();
     Triples();
     words_.Free();
-    slot_ = {};
+    read_.Free();
+    before_.Free();
     NameAll();
   }
 
@@ -146,10 +154,15 @@ class Shapes {
   // The first four words of object i, as object indices or kZero, kColor, kOther.
   const std::array<uint32_t, 4>& W(Index i) const {
     if (!sparse_) return words_[i];
-    auto it = slot_.find(i);
-    return words_[it == slot_.end() ? words_.size() - 1 : it->second];
+    return words_[i < n_ && Read(i) ? Slot(i) : words_.size() - 1];
   }
-  std::array<uint32_t, 4>& WordsOf(Index i) { return sparse_ ? words_[slot_.find(i)->second] : words_[i]; }
+  std::array<uint32_t, 4>& WordsOf(Index i) { return sparse_ ? words_[Slot(i)] : words_[i]; }
+  // Sparse: whether object i was read, and its slot (its rank among those).
+  bool Read(Index i) const { return read_[i >> 6] >> (i & 63) & 1; }
+  uint32_t Slot(Index i) const {
+    const uint64_t below = read_[i >> 6] & ((uint64_t{1} << (i & 63)) - 1);
+    return before_[i >> 6] + static_cast<uint32_t>(std::popcount(below));
+  }
 
   void ReadWords() {
     const Context::Visit visit = [&](Index i, std::span<const uint8_t> d) {
@@ -227,11 +240,11 @@ class Shapes {
         pending_maps_.push_back(i);
     };
     if (sparse_) {
-      ctx_.Scan(only_, visit);
+      ctx_.Scan({only_.data(), only_.size()}, visit);
     } else {
       ctx_.ScanAll(visit);
     }
-    only_ = {};
+    only_.Free();
     auto by_body = [](const Claim& p, const Claim& q) {
       return p.body != q.body ? p.body < q.body : p.holder != q.holder ? p.holder < q.holder : p.offset < q.offset;
     };
@@ -304,6 +317,7 @@ class Shapes {
 
   void Trees() {
     for (Index i = 0; i < n_; ++i) {
+      heapgraph::big_array::Check();
       if (Unnamed(i) && IsRb(i)) kind_[i] = kRbNode;
     }
   }
@@ -359,6 +373,7 @@ class Shapes {
 
   void Lists() {
     for (Index i = 0; i < n_; ++i) {
+      heapgraph::big_array::Check();
       if (!Unnamed(i) || g_.Size(i) < 24) continue;
       const uint32_t next = W(i)[0], prev = W(i)[1];
       if (next == kZero || prev == kZero || next == kColor) continue;
@@ -477,6 +492,7 @@ class Shapes {
     };
     std::unordered_map<std::array<uint64_t, 3>, uint32_t, KeyHash> memo;
     for (Index i = 0; i < n_; ++i) {
+      heapgraph::big_array::Check();
       const uint8_t k = kind_[i];
       if (k == kNoShape) continue;
       auto o = std::lower_bound(owners_.begin(), owners_.end(), i, [](const Claim& c, Index v) { return c.body < v; });
@@ -525,10 +541,14 @@ class Shapes {
   HeapGraph& g_;
   Index n_ = 0;
   uint64_t lo_ = 0, hi_ = 0;
-  heapgraph::BigArray<std::array<uint32_t, 4>> words_;  // by object (dense) or by slot_ (sparse)
+  heapgraph::BigArray<std::array<uint32_t, 4>> words_;  // by object (dense) or by slot (sparse)
   bool sparse_ = false;
-  std::unordered_map<Index, uint32_t> slot_;  // sparse: the objects read
-  std::vector<Index> only_;                    // sparse: those objects, ascending
+  // Sparse: a bit per object read, and per 64 objects how many were read
+  // before them, so an object's slot is a rank (a hash map of millions of
+  // objects would be some hundred MB outside the budget).
+  heapgraph::BigArray<uint64_t> read_;
+  heapgraph::BigArray<uint32_t> before_;
+  heapgraph::BigArray<Index> only_;  // sparse: the objects read, ascending
   heapgraph::BigArray<uint8_t> kind_;
   std::vector<Claim> strings_, vectors_;
   std::vector<Index> pending_maps_;

@@ -25,6 +25,7 @@ const char* RuleLegend(Rule r) {
 Stats Measure(const HeapGraph& g) {
   Stats s;
   for (Index i = 0; i < g.size(); ++i) {
+    heapgraph::big_array::Check();
     const unsigned r = static_cast<unsigned>(g.classes[g.cls[i]].named_by);
     const unsigned k = r < 6 ? r : 0;
     ++s.objects[k];
@@ -43,7 +44,10 @@ Context::Context(HeapGraph& g, const Options& o) : g_(g), o_(o) {
     if (k.id == 0 && k.named_by == Rule::kNothing && k.array_type == 0) untyped = c;
   }
   scanned_.resize(g_.size());
-  for (Index i = 0; i < g_.size(); ++i) scanned_[i] = g_.cls[i] == untyped;
+  for (Index i = 0; i < g_.size(); ++i) {
+    heapgraph::big_array::Check();
+    scanned_[i] = g_.cls[i] == untyped;
+  }
 }
 
 Context::~Context() = default;
@@ -83,6 +87,7 @@ void Context::Scan(std::span<const Index> objects, const Visit& fn) {
     reader->Range(g_.where[i], 0);
     if (!reader->Next(r) || r.kind != format::Kind::kObject || r.object.addr != g_.ids[i])
       throw format::FormatError(g_.where[i], "object", "the file changed since it was opened");
+    heapgraph::big_array::Check();
     fn(i, reader->Payload(size_t{1} << 32));
   }
 }
@@ -96,6 +101,7 @@ void Context::ScanAll(const Visit& fn) {
     if (r.kind != format::Kind::kObject) continue;
     if (i >= g_.size() || g_.where[i] != r.offset)
       throw format::FormatError(r.offset, "object", "the file changed since it was opened");
+    heapgraph::big_array::Check();
     fn(i, reader->Payload(size_t{1} << 32));
     ++i;
   }
