@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "libdump/format/format_error.h"
+#include "threads.h"
 
 namespace libdump::heapgraph {
 
@@ -86,6 +89,51 @@ uint64_t HeapGraph::MemoryBytes() const {
          v(retained) + v(path_parent) + v(top_retainers);
 }
 
+// by_id: the object indices in increasing id, equal ids by index (so the
+// order is one, however many threads sort). With several threads each sorts
+// a part and pairs of sorted parts are merged, round after round, between
+// by_id and a second array of n (a BigArray: under a budget it is a file);
+// the sort of 10^7 ids in file order far from theirs costs seconds.
+static void SortById(HeapGraph& g) {
+  const size_t n = g.ids.size();
+  auto less = [&](Index a, Index b) {
+    const uint64_t x = g.ids[a], y = g.ids[b];
+    return x != y ? x < y : a < b;
+  };
+  g.by_id.resize(n);
+  for (size_t i = 0; i < n; ++i) g.by_id[i] = static_cast<Index>(i);
+  // Parts of at least 2^16: fewer are sorted before a thread starts.
+  const unsigned parts = static_cast<unsigned>(std::min<size_t>(Threads(), n / 65536 + 1));
+  if (parts == 1) {
+    std::sort(g.by_id.begin(), g.by_id.end(), less);
+    return;
+  }
+  std::vector<size_t> bound(parts + 1);
+  for (unsigned k = 0; k <= parts; ++k) bound[k] = n * k / parts;
+  RunParallel(parts, [&](unsigned k) { std::sort(g.by_id.begin() + bound[k], g.by_id.begin() + bound[k + 1], less); });
+  BigArray<Index> other(n);
+  BigArray<Index>* from = &g.by_id;
+  BigArray<Index>* to = &other;
+  for (size_t width = 1; width < parts; width *= 2) {
+    // Merges of runs [bound[k], bound[k + width]) and [.., bound[k + 2 width]).
+    const unsigned merges = static_cast<unsigned>((parts + 2 * width - 1) / (2 * width));
+    RunParallel(merges, [&](unsigned m) {
+      const size_t k = m * 2 * width;
+      size_t a = bound[k], b = bound[std::min<size_t>(k + width, parts)], out = a;
+      const size_t a_end = b, b_end = bound[std::min<size_t>(k + 2 * width, parts)];
+      // The merge: a comparison and a store an entry, nothing allocated.
+      while (a < a_end && b < b_end) {
+        big_array::Check();
+        (*to)[out++] = less((*from)[b], (*from)[a]) ? (*from)[b++] : (*from)[a++];
+      }
+      while (a < a_end) (*to)[out++] = (*from)[a++];
+      while (b < b_end) (*to)[out++] = (*from)[b++];
+    });
+    std::swap(from, to);
+  }
+  if (from != &g.by_id) g.by_id.swap(other);
+}
+
 Index GraphBuilder::AddObject(uint64_t id, uint32_t cls, uint64_t size, uint64_t where) {
   const Index i = static_cast<Index>(g_.ids.size());
   if (i >= kSuperRoot) throw std::runtime_error("more than 2^32-2 objects");
@@ -113,11 +161,7 @@ void GraphBuilder::FinishObjects() {
   g_.by_id.clear();
   bool sorted = true;
   for (size_t i = 1; i < n && sorted; ++i) sorted = g_.ids[i - 1] <= g_.ids[i];
-  if (!sorted) {
-    g_.by_id.resize(n);
-    for (size_t i = 0; i < n; ++i) g_.by_id[i] = static_cast<Index>(i);
-    std::sort(g_.by_id.begin(), g_.by_id.end(), [&](Index a, Index b) { return g_.ids[a] < g_.ids[b]; });
-  }
+  if (!sorted) SortById(g_);
   for (size_t k = 1; k < n; ++k) {
     if (g_.ids[g_.ById(k)] == g_.ids[g_.ById(k - 1)]) {
       char b[32];

@@ -188,7 +188,7 @@ void CheckFile(const std::string& path) {
   const HeapGraph one = OpenWith(path, 1);
   // The file is a graph worth comparing: references kept and dropped, a
   // live heap, sorted ids when the file's were not.
-  ASSERT_GT(one.out.size(), 2 * EdgeBatch::kBatchWords);
+  ASSERT_GT(one.out.size(), EdgeBatch::kBatchWords);
   EXPECT_GT(one.reachable_objects, one.size() / 4);
   for (unsigned t : {2u, 3u}) {
     SCOPED_TRACE(t);
@@ -205,7 +205,7 @@ void CheckFile(const std::string& path) {
 TEST(Parallel, DumpsOpenTheSameWithOneThreadAndSeveral) {
   for (uint32_t seed : {1u, 2u}) {
     SCOPED_TRACE(seed);
-    const std::string path = WriteRandomDump(seed, 100000);
+    const std::string path = WriteRandomDump(seed, 40000);
     CheckFile(path);
     ::unlink(path.c_str());
   }
@@ -214,10 +214,10 @@ TEST(Parallel, DumpsOpenTheSameWithOneThreadAndSeveral) {
 TEST(Parallel, HprofsOpenTheSameWithOneThreadAndSeveral) {
   for (uint32_t seed : {3u, 4u}) {
     SCOPED_TRACE(seed);
-    const std::string path = WriteRandomHprof(seed, 100000);
+    const std::string path = WriteRandomHprof(seed, 40000);
     const HeapGraph one = OpenWith(path, 1);
     // Weak referents, finalizable objects and dangling ids all occur.
-    EXPECT_GT(one.finalizable.size(), 1000u);
+    EXPECT_GT(one.finalizable.size(), 500u);
     EXPECT_GT(one.dangling, 1000u);
     bool weak = false;
     for (uint64_t wd : one.weak_edges) weak |= wd != 0;
