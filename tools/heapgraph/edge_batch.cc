@@ -25,6 +25,16 @@ void EdgeBatch::Begin(Index i) {
   Batch& f = batches_[filling_];
   f.objects.push_back(i);
   f.start.push_back(static_cast<uint32_t>(f.words.size()));
+  current_ = i;
+}
+
+void EdgeBatch::Split() {
+  Dispatch();
+  // GraphBuilder::BeginEdges of an object already begun appends after its
+  // references so far.
+  Batch& f = batches_[filling_];
+  f.objects.push_back(current_);
+  f.start.push_back(0);
 }
 
 void EdgeBatch::Finish() {

@@ -9,8 +9,8 @@
 // graph (GraphBuilder::BeginEdges, Edge) on one thread in order: the CSR is
 // the one the word-by-word pass builds, with no count pass over the file and
 // no copy of the graph. The two batches (BigArrays, so they count against the
-// memory budget) of about kBatchWords words are all the pass holds besides
-// the graph. With Threads() == 1 every batch is resolved and appended on the
+// memory budget) of kBatchWords to 2 kBatchWords words are all the pass holds
+// besides the graph. With Threads() == 1 every batch is resolved and appended on the
 // loader's thread.
 #pragma once
 
@@ -48,6 +48,9 @@ class EdgeBatch {
     Batch& b = batches_[filling_];
     b.words.push_back(word);
     if (match_ == Match::kExact) b.flags.push_back(flags);
+    // An object of more words (a large array) is split across batches, so
+    // that a batch stays bounded whatever the objects.
+    if (b.words.size() >= 2 * kBatchWords) Split();
   }
   // Every reference appended; rethrows what resolving or appending threw
   // (GraphBuilder::Edge's "more than 2^32-1 references").
@@ -63,6 +66,8 @@ class EdgeBatch {
   };
   // Hands the filling batch over once the one in flight is done.
   void Dispatch();
+  // Dispatches mid-object: the next batch goes on with the same object.
+  void Split();
   void Wait();
   void Process(Batch& b);
 
@@ -72,6 +77,7 @@ class EdgeBatch {
   const unsigned threads_;
   Batch batches_[2];
   int filling_ = 0;
+  Index current_ = 0;  // the object whose words come in
   std::thread job_;  // Process of the other batch
   std::exception_ptr error_;
 };

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -27,14 +28,16 @@ namespace {
 // Objects in a shuffled order (so the ids are sorted by the loader) and
 // words of every sort: pointers to an object's start or inside it, pointers
 // into the gaps between objects, zeros, junk. One object holds more words
-// than a batch.
-std::string WriteRandomDump(uint32_t seed, uint32_t n) {
+// than a batch may.
+// `expected` gets each object's references (by file order) as resolved by a
+// map from addresses, independently of the loader.
+std::string WriteRandomDump(uint32_t seed, uint32_t n, std::vector<std::vector<Index>>* expected) {
   std::mt19937_64 rng(seed);
   constexpr uint64_t kBase = 0x7f0000000000, kSlot = 128;
   std::vector<uint64_t> size(n);
   for (uint32_t i = 0; i < n; ++i) size[i] = 8 * (1 + rng() % 12);
   const uint32_t big = n / 2;
-  size[big] = 8 * (EdgeBatch::kBatchWords + 1000);
+  size[big] = 8 * (2 * EdgeBatch::kBatchWords + 5000);  // split across batches
   // The big object's slot is the last, so that it overlaps nothing.
   auto addr = [&](uint32_t i) { return kBase + (i == big ? n : i) * kSlot; };
   std::vector<uint32_t> order(n);
@@ -47,8 +50,12 @@ std::string WriteRandomDump(uint32_t seed, uint32_t n) {
   format::Writer w(sink);
   w.Header();
   w.Params({0, 8, 0, kBase, addr(n) + size[big]});
+  std::map<uint64_t, std::pair<Index, uint64_t>> by_addr;  // address: file position, size
+  for (uint32_t k = 0; k < n; ++k) by_addr[addr(order[k])] = {k, size[order[k]]};
+  expected->assign(n, {});
   std::vector<uint64_t> words;
-  for (uint32_t i : order) {
+  for (uint32_t k = 0; k < n; ++k) {
+    const uint32_t i = order[k];
     words.resize(size[i] / 8);
     for (uint64_t& v : words) {
       const uint32_t to = rng() % n;
@@ -61,6 +68,12 @@ std::string WriteRandomDump(uint32_t seed, uint32_t n) {
       }
     }
     w.Object({addr(i), 0, format::kObjRegular, size[i]}, words.data());
+    for (uint64_t v : words) {
+      auto it = by_addr.upper_bound(v);
+      if (v == 0 || it == by_addr.begin()) continue;
+      --it;
+      if (v - it->first < it->second.second) (*expected)[k].push_back(it->second.first);
+    }
   }
   for (int k = 0; k < 30; ++k) w.OtherRoot("root", addr(rng() % n));
   w.DataRoot({0x600000, addr(0)});
@@ -120,7 +133,7 @@ std::string WriteRandomHprof(uint32_t seed, uint32_t n) {
       w.Instance(id(i), kEmptyTrace, kFinalizer, data);
       continue;
     }
-    elems.resize(i == n / 2 ? EdgeBatch::kBatchWords + 1000 : rng() % 10);
+    elems.resize(i == n / 2 ? 2 * EdgeBatch::kBatchWords + 5000 : rng() % 10);  // split across batches
     for (Id& e : elems) e = ref();
     w.ObjectArray(id(i), kEmptyTrace, kArrayClass, elems);
   }
@@ -205,7 +218,21 @@ void CheckFile(const std::string& path) {
 TEST(Parallel, DumpsOpenTheSameWithOneThreadAndSeveral) {
   for (uint32_t seed : {1u, 2u}) {
     SCOPED_TRACE(seed);
-    const std::string path = WriteRandomDump(seed, 40000);
+    std::vector<std::vector<Index>> expected;
+    const std::string path = WriteRandomDump(seed, 40000, &expected);
+    // The references themselves, against the map's: batches end between
+    // objects and inside the large one alike.
+    SetThreads(2);
+    HeapGraph g;
+    Load(path, g);
+    SetThreads(0);
+    ASSERT_EQ(g.size(), expected.size());
+    size_t mismatches = 0;
+    for (Index i = 0; i < g.size(); ++i) {
+      const auto out = g.Out(i);
+      if (!std::equal(out.begin(), out.end(), expected[i].begin(), expected[i].end())) ++mismatches;
+    }
+    EXPECT_EQ(mismatches, 0u);
     CheckFile(path);
     ::unlink(path.c_str());
   }
