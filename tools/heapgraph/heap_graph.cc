@@ -27,10 +27,10 @@ const char* NamedByName(NamedBy n) {
 // load's CPU. Ids in file order and packed (the usual case) are searched
 // first among their blocks' first ids, 8 bytes each and contiguous, then
 // among the one block's 32-bit distances: a search that stays in cache,
-// where one over all the ids misses it at nearly every step. In the block
-// the halving is branch-free (a conditional move: its 6 steps are as likely
-// one way as the other); among the blocks a branch measured faster, as the
-// next step's load starts before the comparison is known.
+// where one over all the ids misses it at nearly every step. Among the
+// blocks the halving branches (the next step's load starts before the
+// comparison is known), in the block it is a conditional move: of the
+// pairings tried this one measured fastest on the 10^7 bench dump.
 static size_t UpperBound(const HeapGraph& g, uint64_t id) {
   size_t lo = 0, hi = g.size();
   if (g.by_id.empty() && g.ids.packed() && hi > 0) {
@@ -92,8 +92,8 @@ uint64_t HeapGraph::MemoryBytes() const {
 // by_id: the object indices in increasing id, equal ids by index (so the
 // order is one, however many threads sort). With several threads each sorts
 // a part and pairs of sorted parts are merged, round after round, between
-// by_id and a second array of n (a BigArray: under a budget it is a file);
-// the sort of 10^7 ids in file order far from theirs costs seconds.
+// by_id and a second array of n (a BigArray: under a budget it is a file).
+// Sorting 10^7 ids in a random order takes 2 s of CPU.
 static void SortById(HeapGraph& g) {
   const size_t n = g.ids.size();
   auto less = [&](Index a, Index b) {
