@@ -78,7 +78,9 @@ void Prefetch(const void* p, size_t bytes);
 // The check the governor thread makes, made by the working thread itself
 // every 4096 calls: a thread starved of CPU on a loaded machine wakes late,
 // while the loop that touches the pages never does. Called from push_back
-// and from the passes' loops that push nothing.
+// and from the passes' loops that push nothing. Any thread may make it (the
+// loaders' worker threads do): the count is the thread's own, the resident
+// size a pread, the drop under the arrays' lock.
 extern thread_local uint32_t tick;
 void CheckNow();
 inline void Check() {

@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
+#include <vector>
 
 #include "libdump/format/format_error.h"
+#include "threads.h"
 
 namespace libdump::heapgraph {
 
@@ -20,8 +23,31 @@ const char* NamedByName(NamedBy n) {
 }
 
 // The number of objects whose id is at most `id` (binary search in id order).
+// Every reference of a file comes here once when it is loaded: most of the
+// load's CPU. Ids in file order and packed (the usual case) are searched
+// first among their blocks' first ids, 8 bytes each and contiguous, then
+// among the one block's 32-bit distances: a search that stays in cache,
+// where one over all the ids misses it at nearly every step. Among the
+// blocks the halving branches (the next step's load starts before the
+// comparison is known), in the block it is a conditional move: of the
+// pairings tried this one measured fastest on the 10^7 bench dump.
 static size_t UpperBound(const HeapGraph& g, uint64_t id) {
   size_t lo = 0, hi = g.size();
+  if (g.by_id.empty() && g.ids.packed() && hi > 0) {
+    constexpr size_t kBlock = PackedU64::kBlock;
+    const std::vector<uint64_t>& first = g.ids.base();
+    const size_t block = static_cast<size_t>(std::upper_bound(first.begin(), first.end(), id) - first.begin());
+    if (block == 0) return 0;
+    const uint64_t d = id - first[block - 1];
+    const uint32_t* const low = g.ids.low().data() + (block - 1) * kBlock;
+    const uint32_t* l = low;  // low[0] is 0: at most d
+    for (size_t len = std::min(kBlock, hi - (block - 1) * kBlock); len > 1;) {
+      const size_t half = len / 2;
+      l = l[half] <= d ? l + half : l;
+      len -= half;
+    }
+    return (block - 1) * kBlock + static_cast<size_t>(l - low) + 1;
+  }
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
     if (g.ids[g.ById(mid)] <= id) {
@@ -63,6 +89,53 @@ uint64_t HeapGraph::MemoryBytes() const {
          v(retained) + v(path_parent) + v(top_retainers);
 }
 
+// by_id: the object indices in increasing id, equal ids by index (so the
+// order is one, however many threads sort). With several threads each sorts
+// a part and pairs of sorted parts are merged, round after round, between
+// by_id and a second array of n (a BigArray: under a budget it is a file).
+// Sorting 10^7 ids in a random order takes 2 s of CPU. A template on the
+// entries' type, for a by_id of either width.
+template <typename T>
+static void SortById(const HeapGraph& g, BigArray<T>& by_id) {
+  const size_t n = g.ids.size();
+  auto less = [&](T a, T b) {
+    const uint64_t x = g.ids[a], y = g.ids[b];
+    return x != y ? x < y : a < b;
+  };
+  by_id.resize(n);
+  for (size_t i = 0; i < n; ++i) by_id[i] = static_cast<T>(i);
+  // Parts of at least 2^16: fewer are sorted before a thread starts.
+  const unsigned parts = static_cast<unsigned>(std::min<size_t>(Threads(), n / 65536 + 1));
+  if (parts == 1) {
+    std::sort(by_id.begin(), by_id.end(), less);
+    return;
+  }
+  std::vector<size_t> bound(parts + 1);
+  for (unsigned k = 0; k <= parts; ++k) bound[k] = n * k / parts;
+  RunParallel(parts, [&](unsigned k) { std::sort(by_id.begin() + bound[k], by_id.begin() + bound[k + 1], less); });
+  BigArray<T> other(n);
+  BigArray<T>* from = &by_id;
+  BigArray<T>* to = &other;
+  for (size_t width = 1; width < parts; width *= 2) {
+    // Merges of runs [bound[k], bound[k + width]) and [.., bound[k + 2 width]).
+    const unsigned merges = static_cast<unsigned>((parts + 2 * width - 1) / (2 * width));
+    RunParallel(merges, [&](unsigned m) {
+      const size_t k = m * 2 * width;
+      size_t a = bound[k], b = bound[std::min<size_t>(k + width, parts)], out = a;
+      const size_t a_end = b, b_end = bound[std::min<size_t>(k + 2 * width, parts)];
+      // The merge: a comparison and a store an entry, nothing allocated.
+      while (a < a_end && b < b_end) {
+        big_array::Check();
+        (*to)[out++] = less((*from)[b], (*from)[a]) ? (*from)[b++] : (*from)[a++];
+      }
+      while (a < a_end) (*to)[out++] = (*from)[a++];
+      while (b < b_end) (*to)[out++] = (*from)[b++];
+    });
+    std::swap(from, to);
+  }
+  if (from != &by_id) by_id.swap(other);
+}
+
 Index GraphBuilder::AddObject(uint64_t id, uint32_t cls, uint64_t size, uint64_t where) {
   const Index i = static_cast<Index>(g_.ids.size());
   if (i >= kSuperRoot) throw std::runtime_error("more than 2^32-2 objects");
@@ -90,11 +163,7 @@ void GraphBuilder::FinishObjects() {
   g_.by_id.clear();
   bool sorted = true;
   for (size_t i = 1; i < n && sorted; ++i) sorted = g_.ids[i - 1] <= g_.ids[i];
-  if (!sorted) {
-    g_.by_id.resize(n);
-    for (size_t i = 0; i < n; ++i) g_.by_id[i] = static_cast<Index>(i);
-    std::sort(g_.by_id.begin(), g_.by_id.end(), [&](Index a, Index b) { return g_.ids[a] < g_.ids[b]; });
-  }
+  if (!sorted) SortById(g_, g_.by_id);
   for (size_t k = 1; k < n; ++k) {
     if (g_.ids[g_.ById(k)] == g_.ids[g_.ById(k - 1)]) {
       char b[32];

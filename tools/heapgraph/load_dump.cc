@@ -11,6 +11,7 @@
 #include <map>
 #include <unordered_map>
 
+#include "edge_batch.h"
 #include "libdump/format/reader.h"
 #include "load.h"
 
@@ -293,10 +294,9 @@ class DumpLoader {
     return v;
   }
 
+  // Resolved by the batch, on other threads (edge_batch.h).
   void Ref(uint64_t word) {
-    if (word == 0) return;
-    const Index to = FindContaining(g_, word);
-    if (to != kNone) b_.Edge(to);
+    if (word != 0) edges_->Word(word);
   }
 
   // Pointer words of one element laid out as type t at p[0, n).
@@ -349,16 +349,20 @@ class DumpLoader {
     format::Reader reader(fd.fd());
     format::Record r;
     Index i = 0;
+    EdgeBatch edges(g_, b_, EdgeBatch::Match::kContaining);
+    edges_ = &edges;
     while (reader.Next(r)) {
       Tick("references", reader);
       if (r.kind != Kind::kObject) continue;
       if (i >= g_.size() || g_.where[i] != r.offset)
         throw format::FormatError(r.offset, "object", "the file changed while it was read");
-      b_.BeginEdges(i);
+      edges.Begin(i);
       Edges(r.object, reader.Payload(size_t{1} << 32));
       ++i;
     }
     if (i != g_.size() || r.offset != end_) throw format::FormatError(r.offset, "eof", "the file changed while it was read");
+    edges.Finish();
+    edges_ = nullptr;
     b_.FinishEdges();
   }
 
@@ -380,6 +384,7 @@ class DumpLoader {
   std::string path_;
   HeapGraph& g_;
   GraphBuilder b_;
+  EdgeBatch* edges_ = nullptr;  // pass 2's
   const Progress& progress_;
   uint64_t ticks_ = 0;
   uint64_t end_ = 0;

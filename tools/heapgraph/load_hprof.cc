@@ -13,6 +13,7 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "edge_batch.h"
 #include "libdump/format/hprof_reader.h"
 #include "load.h"
 
@@ -317,7 +318,7 @@ class Pass1 final : public format::hprof::HprofVisitor {
 // Pass 2: references, object by object in the order of pass 1.
 class Pass2 final : public format::hprof::HprofVisitor {
  public:
-  Pass2(HeapGraph& g, GraphBuilder& b) : g_(g), b_(b) {
+  Pass2(HeapGraph& g, GraphBuilder& b) : g_(g), edges_(g, b, EdgeBatch::Match::kExact) {
     // Java's finalizer queue: instances of java.lang.ref.Finalizer hold the
     // objects waiting for finalization in their referent.
     for (uint32_t c = 0; c < g_.classes.size(); ++c) {
@@ -327,9 +328,9 @@ class Pass2 final : public format::hprof::HprofVisitor {
 
   void ClassDump(uint64_t at, const HprofClass& c) override {
     Next(at);
-    if (c.super) Ref(c.super, false);
+    if (c.super) Ref(c.super, 0);
     for (const auto& s : c.statics) {
-      if (s.type == 2 && s.value) Ref(s.value, false);
+      if (s.type == 2 && s.value) Ref(s.value, 0);
     }
   }
   void Instance(uint64_t at, uint64_t, uint32_t, uint64_t, std::span<const uint8_t> data) override {
@@ -347,8 +348,9 @@ class Pass2 final : public format::hprof::HprofVisitor {
           for (uint32_t i = 0; i < id; ++i) v = v << 8 | data[off + i];
           const bool weak = k.weak && f.name == "referent";
           if (v) {
-            const Index to = Ref(v, weak);
-            if (weak && to != kNone && g_.cls[me] == finalizer_class_) g_.finalizable.push_back(to);
+            Ref(v, !weak ? 0
+                         : g_.cls[me] == finalizer_class_ ? EdgeBatch::kWeak | EdgeBatch::kFinalizer
+                                                          : EdgeBatch::kWeak);
           }
         }
         off += f.size;
@@ -358,32 +360,27 @@ class Pass2 final : public format::hprof::HprofVisitor {
   void ObjArray(uint64_t at, uint64_t, uint32_t, uint64_t, uint32_t) override { Next(at); }
   void ObjArrayElements(std::span<const uint64_t> ids) override {
     for (uint64_t v : ids) {
-      if (v) Ref(v, false);
+      if (v) Ref(v, 0);
     }
   }
   void PrimArray(uint64_t at, uint64_t, uint32_t, uint8_t, uint32_t) override { Next(at); }
 
   Index count() const { return next_; }
+  void Finish() { edges_.Finish(); }
 
  private:
   Index Next(uint64_t at) {
     if (next_ >= g_.size() || g_.where[next_] != at)
       throw format::FormatError(at, "heap", "the file changed while it was read");
-    b_.BeginEdges(next_);
+    edges_.Begin(next_);
     return next_++;
   }
-  Index Ref(uint64_t id, bool weak) {
-    const Index to = g_.Find(id);
-    if (to == kNone) {
-      ++g_.dangling;
-      return kNone;
-    }
-    b_.Edge(to, weak);
-    return to;
-  }
+  // Resolved by the batch, on other threads (edge_batch.h): a miss counts
+  // as dangling there.
+  void Ref(uint64_t id, uint8_t flags) { edges_.Word(id, flags); }
 
   HeapGraph& g_;
-  GraphBuilder& b_;
+  EdgeBatch edges_;
   Index next_ = 0;
   uint32_t finalizer_class_ = kNone;
 };
@@ -408,6 +405,7 @@ void LoadHprof(const std::string& path, HeapGraph& g, const Progress& progress) 
   Pass2 p(g, b);
   if (progress) progress("references", 0);
   reader.Read(p);
+  p.Finish();
   if (p.count() != g.size()) throw format::FormatError(reader.offset(), "heap", "the file changed while it was read");
   b.FinishEdges();
 }

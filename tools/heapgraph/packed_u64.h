@@ -74,8 +74,10 @@ class PackedU64 {
     return true;
   }
 
- private:
+ // Values a block holds (a search among base() finds the block first).
   static constexpr size_t kShift = 6, kBlock = size_t{1} << kShift;
+
+ private:
 
   void Widen() {
     wide_.reserve(low_.size() + 1);
