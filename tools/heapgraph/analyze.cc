@@ -12,7 +12,7 @@ namespace {
 // other instance of the class dominates (MAT's "retained heap" of a class).
 // Walks the dominator tree depth first with a count of the open instances of
 // each class.
-void ClassRetained(HeapGraph& g) {
+void ClassRetained(HeapGraph& g, const Progress& progress) {
   const Index n = static_cast<Index>(g.size());
   // Children CSR of the dominator tree, the super root being node n.
   BigArray<uint32_t> begin(n + 2, 0);
@@ -42,6 +42,9 @@ void ClassRetained(HeapGraph& g) {
   };
   BigArray<Frame> stack;
   stack.push_back({n, begin[n]});
+  // Each node is entered once: the count of entries is the progress.
+  ProgressTicker entered(progress, "class retained sizes", n);
+  uint64_t nodes = 0;
   while (!stack.empty()) {
     big_array::Check();
     auto& [v, k] = stack.back();
@@ -53,15 +56,16 @@ void ClassRetained(HeapGraph& g) {
     const Index w = child[k++];
     const uint32_t c = g.cls[w];
     if (open[c]++ == 0) g.classes[c].retained += g.retained[w];
+    entered.Tick(++nodes);
     stack.push_back({w, begin[w]});
   }
 }
 
-}  // namespace
-
-void Analyze(HeapGraph& g, const std::function<void(const std::string&)>& step) {
-  auto say = [&](const std::string& s) {
+// `step` hears the phases' names, `progress` also how far each is.
+void AnalyzeWith(HeapGraph& g, const Progress& progress, const std::function<void(const std::string&)>& step) {
+  auto say = [&](const char* s) {
     if (step) step(s);
+    if (progress) progress(s, 0);
   };
   for (ClassInfo& c : g.classes) c.count = c.bytes = c.retained = 0;
   for (Index i = 0; i < g.size(); ++i) {
@@ -71,11 +75,11 @@ void Analyze(HeapGraph& g, const std::function<void(const std::string&)>& step) 
     c.bytes += g.Size(i);
   }
   say("dominators");
-  ComputeDominators(g);
+  ComputeDominators(g, progress);
   say("paths");
-  ComputePaths(g);
+  ComputePaths(g, progress);
   say("class retained sizes");
-  ClassRetained(g);
+  ClassRetained(g, progress);
   g.top_retainers.clear();
   for (Index v = 0; v < g.size(); ++v) {
     if (g.idom[v] == kSuperRoot) g.top_retainers.push_back(v);
@@ -84,6 +88,12 @@ void Analyze(HeapGraph& g, const std::function<void(const std::string&)>& step) 
     return g.retained[a] != g.retained[b] ? g.retained[a] > g.retained[b] : a < b;
   });
 }
+
+}  // namespace
+
+void Analyze(HeapGraph& g, const Progress& progress) { AnalyzeWith(g, progress, {}); }
+
+void Analyze(HeapGraph& g, const std::function<void(const std::string&)>& step) { AnalyzeWith(g, {}, step); }
 
 Suspects LeakSuspects(const HeapGraph& g, double fraction) {
   Suspects s;

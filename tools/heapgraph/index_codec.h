@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <type_traits>
 #include <string>
 #include <vector>
@@ -73,7 +74,18 @@ inline bool PreadAll(int fd, void* buf, size_t n, uint64_t off) {
 class Writer {
  public:
   explicit Writer(int fd) : fd_(fd) { buf_.reserve(kBuf); }
+  // Counts the bytes a write would take and writes nothing: the index's
+  // size, which the progress of its write is measured against.
+  struct CountOnly {};
+  explicit Writer(CountOnly) : fd_(-1) {}
+  uint64_t counted() const { return counted_ + sizeof(uint64_t); }  // with Finish's hash
+  // Told the bytes written so far, after each write of the file.
+  void OnWrite(std::function<void(uint64_t written)> f) { on_write_ = std::move(f); }
   void Bytes(const void* p, size_t n) {
+    if (fd_ < 0) {
+      counted_ += n;
+      return;
+    }
     hash_.Add(p, n);
     Raw(p, n);
   }
@@ -117,7 +129,8 @@ class Writer {
   }
   void WriteAll(const char* p, size_t n) {
     while (ok_ && n) {
-      const ssize_t w = ::write(fd_, p, n);
+      // Large arrays in steps, so the progress moves during them.
+      const ssize_t w = ::write(fd_, p, std::min<size_t>(n, size_t{64} << 20));
       if (w < 0 && errno == EINTR) continue;
       if (w <= 0) {
         ok_ = false;
@@ -126,6 +139,8 @@ class Writer {
       }
       p += w;
       n -= static_cast<size_t>(w);
+      written_ += static_cast<uint64_t>(w);
+      if (on_write_) on_write_(written_);
     }
   }
   int fd_;
@@ -133,6 +148,8 @@ class Writer {
   Hash hash_;
   bool ok_ = true;
   int err_ = 0;
+  uint64_t counted_ = 0, written_ = 0;
+  std::function<void(uint64_t)> on_write_;
 };
 
 // Sequential reads, every length checked against what the file still holds
