@@ -36,7 +36,7 @@ void ComputeDominators(HeapGraph& g, const Progress& progress) {
       uint32_t k;  // the next successor
     };
     BigArray<Frame> stack;
-    ProgressTicker numbered(progress, "dominators: numbering", n + 1);
+    ProgressTicker numbered(progress, "dominators: numbering", n);
     dfn[root] = 0;
     vertex.push_back(root);
     stack.push_back({root, 0});
@@ -53,7 +53,7 @@ void ComputeDominators(HeapGraph& g, const Progress& progress) {
       dfn[w] = static_cast<uint32_t>(vertex.size());
       parent[dfn[w]] = dfn[v];
       vertex.push_back(w);
-      numbered.Tick(vertex.size());
+      numbered.Tick(vertex.size() - 1);  // the super root is no object
       stack.push_back({w, 0});
     }
   }
@@ -122,7 +122,7 @@ void ComputeDominators(HeapGraph& g, const Progress& progress) {
     return label[v];
   };
 
-  ProgressTicker semidominated(progress, "dominators: semidominators", m);
+  ProgressTicker semidominated(progress, "dominators: semidominators", m - 1);
   for (uint32_t w = m - 1; w > 0; --w) {
     big_array::Check();
     semidominated.Tick(m - w);
@@ -154,7 +154,7 @@ void ComputeDominators(HeapGraph& g, const Progress& progress) {
   g.idom.assign(n, kNone);
   g.retained.resize(n);
   // Every object's own size, then the reached vertices' sweep.
-  ProgressTicker summed(progress, "dominators: retained sizes", uint64_t{n} + m);
+  ProgressTicker summed(progress, "dominators: retained sizes", uint64_t{n} + m - 1);
   for (Index i = 0; i < n; ++i) {
     big_array::Check();
     summed.Tick(i);
