@@ -40,7 +40,8 @@ start() {  # args...: heapview held at its first count; sets pid and url
 wait_held() {
   for _ in $(seq 1 1200); do
     curl -s --max-time 10 "${url}progress.json" > "$work/progress.json"
-    grep -q '"done": [1-9]' "$work/progress.json" && return 0
+    # (a slow build may be caught reading the file: bytes, not yet held)
+    grep -q '"done": [1-9]' "$work/progress.json" && grep -q '"unit": "objects"' "$work/progress.json" && return 0
     sleep 0.1
   done
   return 1
