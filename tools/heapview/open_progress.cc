@@ -39,8 +39,10 @@ void OpenProgress::Update(const char* step, uint64_t done, uint64_t total, heapg
     step_began_ = now;
   }
   s_.done = done;
-  s_.total = unit == heapgraph::ProgressUnit::kFileBytes ? file_total_ : total;
   s_.unit = unit;
+  // A phase's name alone comes as offset 0 in the file: no count to show.
+  const bool name_only = unit == heapgraph::ProgressUnit::kFileBytes && done == 0;
+  s_.total = name_only ? 0 : unit == heapgraph::ProgressUnit::kFileBytes ? file_total_ : total;
 }
 
 OpenSnapshot OpenProgress::Snapshot() const {

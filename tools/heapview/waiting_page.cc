@@ -1,5 +1,6 @@
 #include "waiting_page.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -25,6 +26,17 @@ std::string Seconds(double s) {
 
 uint64_t Rounded(double v) { return v > 0 ? static_cast<uint64_t>(v + 0.5) : 0; }
 
+// Objects as they are; bytes in MB past ten of them (a file's bytes to the
+// byte are noise), in one scale for done, total and rate.
+struct Amounts {
+  bool mb;
+  std::string operator()(double v) const { return Thousands(Rounded(mb ? v / 1e6 : v)); }
+  const char* unit(heapgraph::ProgressUnit u) const { return mb ? "MB" : UnitName(u); }
+};
+Amounts AmountsFor(const OpenSnapshot& s) {
+  return {s.unit != heapgraph::ProgressUnit::kObjects && std::max(s.done, s.total) >= 10000000};
+}
+
 }  // namespace
 
 Response WaitingPage(const OpenSnapshot& s) {
@@ -39,16 +51,16 @@ Response WaitingPage(const OpenSnapshot& s) {
   }
   h << "<tr><th>phase</th><td id=\"phase\">" << Escape(s.step.empty() ? "starting" : s.step) << "</td></tr>";
   const bool known = s.total > 0 && s.done <= s.total;
+  const Amounts amount = AmountsFor(s);
   if (s.done > 0 || known) {
-    h << "<tr><th>done</th><td class=\"n\" id=\"done\">" << Thousands(s.done);
-    if (known) h << " of " << Thousands(s.total);
-    h << " " << UnitName(s.unit);
+    h << "<tr><th>done</th><td class=\"n\" id=\"done\">" << amount(static_cast<double>(s.done));
+    if (known) h << " of " << amount(static_cast<double>(s.total));
+    h << " " << amount.unit(s.unit);
     if (known) h << " (" << Pct(s.done, s.total) << ")";
     h << "</td></tr>";
   }
   if (const double rate = s.Rate(); rate > 0) {
-    h << "<tr><th>rate</th><td class=\"n\">" << Thousands(Rounded(rate)) << " " << UnitName(s.unit)
-      << "/s</td></tr>";
+    h << "<tr><th>rate</th><td class=\"n\">" << amount(rate) << " " << amount.unit(s.unit) << "/s</td></tr>";
   }
   if (const double left = s.SecondsLeft(); left >= 0) {
     h << "<tr><th>time left in this phase</th><td class=\"n\">" << Seconds(left) << "</td></tr>";

@@ -69,6 +69,30 @@ TEST(WaitingPage, BeforeTheFirstReportAndWithoutATotal) {
   EXPECT_EQ(b.body.find("<progress"), std::string::npos);
 }
 
+TEST(WaitingPage, BytesOfALargeFileInMegabytes) {
+  OpenSnapshot s;
+  s.file = "big.dump";
+  s.step = "references";
+  s.done = 318644295;
+  s.total = 1120000225;
+  s.step_seconds = 1.5;
+  const Response r = WaitingPage(s);
+  EXPECT_NE(r.body.find("id=\"done\">319 of 1,120 MB (28.5%)</td>"), std::string::npos) << r.body;
+  EXPECT_NE(r.body.find("<th>rate</th><td class=\"n\">212 MB/s</td>"), std::string::npos) << r.body;
+}
+
+TEST(WaitingPage, APhaseNamedWithoutACountShowsNoCount) {
+  // The typing pass names its rules as offset 0 of the file: no "0 of N bytes".
+  OpenProgress p;
+  p.StartFile("/proc/self/exe", 1, 1);
+  p.Update("references", 4096, 0, ProgressUnit::kFileBytes);
+  EXPECT_GT(p.Snapshot().total, 0u);
+  p.Update("typing: holders", 0, 0, ProgressUnit::kFileBytes);
+  const Response r = WaitingPage(p.Snapshot());
+  EXPECT_NE(r.body.find("<td id=\"phase\">typing: holders</td>"), std::string::npos);
+  EXPECT_EQ(r.body.find("id=\"done\""), std::string::npos);
+}
+
 TEST(WaitingPage, ProgressJson) {
   OpenSnapshot s;
   s.file = "a\"b.dump";

@@ -112,6 +112,12 @@ class Context {
     step_ = step;
     if (progress_ && *progress_) (*progress_)(step_, 0);
   }
+  // A part of the rule running now, under its own name.
+  void SetStep(const char* step) { SetStep(progress_, step); }
+  // Item `done` of the step's `total` is reached: a report every 2^16th.
+  void Tick(uint64_t done, uint64_t total) {
+    if (progress_ && (done & 0xFFFF) == 0) (*progress_)(step_, done, total);
+  }
 
   // 0 past the end (inline: the shapes read every word of the heap).
   uint64_t Word(std::span<const uint8_t> data, size_t off) const {
