@@ -16,8 +16,11 @@ void ClassRetained(HeapGraph& g, const Progress& progress) {
   const Index n = static_cast<Index>(g.size());
   // Children CSR of the dominator tree, the super root being node n.
   BigArray<uint32_t> begin(n + 2, 0);
+  // Two sweeps build the tree's children, then each node is entered once.
+  ProgressTicker swept(progress, "class retained sizes", uint64_t{n} * 3);
   for (Index v = 0; v < n; ++v) {
     big_array::Check();
+    swept.Tick(v);
     const Index d = g.idom[v];
     if (d == kNone) continue;
     ++begin[(d == kSuperRoot ? n : d) + 1];
@@ -29,6 +32,7 @@ void ClassRetained(HeapGraph& g, const Progress& progress) {
     std::copy(begin.begin(), begin.end() - 1, fill.begin());
     for (Index v = 0; v < n; ++v) {
       big_array::Check();
+      swept.Tick(uint64_t{n} + v);
       const Index d = g.idom[v];
       if (d == kNone) continue;
       child[fill[d == kSuperRoot ? n : d]++] = v;
@@ -42,9 +46,7 @@ void ClassRetained(HeapGraph& g, const Progress& progress) {
   };
   BigArray<Frame> stack;
   stack.push_back({n, begin[n]});
-  // Each node is entered once: the count of entries is the progress.
-  ProgressTicker entered(progress, "class retained sizes", n);
-  uint64_t nodes = 0;
+  uint64_t entered = uint64_t{n} * 2;
   while (!stack.empty()) {
     big_array::Check();
     auto& [v, k] = stack.back();
@@ -56,7 +58,7 @@ void ClassRetained(HeapGraph& g, const Progress& progress) {
     const Index w = child[k++];
     const uint32_t c = g.cls[w];
     if (open[c]++ == 0) g.classes[c].retained += g.retained[w];
-    entered.Tick(++nodes);
+    swept.Tick(++entered);
     stack.push_back({w, begin[w]});
   }
 }
