@@ -245,6 +245,7 @@ int main(int argc, char** argv) {
       }
       current = file;
       series.push_back(&g);
+      open_progress.Update("what grows across the series", 0, 0, libdump::heapgraph::ProgressUnit::kFileBytes);
       growth = libdump::heapgraph::AnalyzeGrowth(series);
     }
     if (!baseline.empty()) {
