@@ -26,6 +26,16 @@ if(TARGET heapview AND TARGET dumptohprof)
     $<TARGET_FILE:heapview> $<TARGET_FILE:make_heapview_dump> ${_hv}/interrupt)
   set_tests_properties(heapview_interrupt PROPERTIES LABELS integration TIMEOUT 300 SKIP_RETURN_CODE 77)
 
+  # What heapview serves while a dump opens, the open held mid-phase
+  # (--hold-open): the waiting page, /progress.json, 503 for the API, the
+  # listening before the open; and in chromium, the page becoming the summary.
+  add_test(NAME heapview_waiting COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/waiting_test.sh
+    $<TARGET_FILE:heapview> $<TARGET_FILE:make_heapview_dump> ${_hv}/waiting)
+  set_tests_properties(heapview_waiting PROPERTIES LABELS integration TIMEOUT 300)
+  add_test(NAME heapview_waiting_browser COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/waiting_test.sh
+    $<TARGET_FILE:heapview> $<TARGET_FILE:make_heapview_dump> ${_hv}/waiting_browser browser)
+  set_tests_properties(heapview_waiting_browser PROPERTIES LABELS integration TIMEOUT 300)
+
   # --memory end to end: readdump's answers under a 1 MiB budget equal the
   # in-RAM ones; bad sizes are usage errors.
   if(TARGET readdump)

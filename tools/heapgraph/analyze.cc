@@ -12,12 +12,15 @@ namespace {
 // other instance of the class dominates (MAT's "retained heap" of a class).
 // Walks the dominator tree depth first with a count of the open instances of
 // each class.
-void ClassRetained(HeapGraph& g) {
+void ClassRetained(HeapGraph& g, const Progress& progress) {
   const Index n = static_cast<Index>(g.size());
   // Children CSR of the dominator tree, the super root being node n.
   BigArray<uint32_t> begin(n + 2, 0);
+  // Two sweeps build the tree's children, then each node is entered once.
+  ProgressTicker swept(progress, "class retained sizes", uint64_t{n} * 3);
   for (Index v = 0; v < n; ++v) {
     big_array::Check();
+    swept.Tick(v);
     const Index d = g.idom[v];
     if (d == kNone) continue;
     ++begin[(d == kSuperRoot ? n : d) + 1];
@@ -32,6 +35,7 @@ void ClassRetained(HeapGraph& g) {
     std::copy(begin.begin(), begin.end() - 1, fill.begin());
     for (Index v = 0; v < n; ++v) {
       big_array::Check();
+      swept.Tick(uint64_t{n} + v);
       const Index d = g.idom[v];
       if (d == kNone) continue;
       child[fill[d == kSuperRoot ? n : d]++] = v;
@@ -45,6 +49,7 @@ void ClassRetained(HeapGraph& g) {
   };
   BigArray<Frame> stack;
   stack.push_back({n, begin[n]});
+  uint64_t entered = uint64_t{n} * 2;
   while (!stack.empty()) {
     big_array::Check();
     auto& [v, k] = stack.back();
@@ -56,15 +61,16 @@ void ClassRetained(HeapGraph& g) {
     const Index w = child[k++];
     const uint32_t c = g.cls[w];
     if (open[c]++ == 0) g.classes[c].retained += g.retained[w];
+    swept.Tick(++entered);
     stack.push_back({w, begin[w]});
   }
 }
 
-}  // namespace
-
-void Analyze(HeapGraph& g, const std::function<void(const std::string&)>& step) {
-  auto say = [&](const std::string& s) {
+// `step` hears the phases' names, `progress` also how far each is.
+void AnalyzeWith(HeapGraph& g, const Progress& progress, const std::function<void(const std::string&)>& step) {
+  auto say = [&](const char* s) {
     if (step) step(s);
+    if (progress) progress(s, 0);
   };
   for (ClassInfo& c : g.classes) c.count = c.bytes = c.retained = 0;
   for (Index i = 0; i < g.size(); ++i) {
@@ -74,11 +80,11 @@ void Analyze(HeapGraph& g, const std::function<void(const std::string&)>& step) 
     c.bytes += g.Size(i);
   }
   say("dominators");
-  ComputeDominators(g);
+  ComputeDominators(g, progress);
   say("paths");
-  ComputePaths(g);
+  ComputePaths(g, progress);
   say("class retained sizes");
-  ClassRetained(g);
+  ClassRetained(g, progress);
   // Sorted as (retained, object) pairs: comparing objects by their retained
   // sizes would read those all over the array, a page per comparison past
   // the budget's checks.
@@ -99,6 +105,12 @@ void Analyze(HeapGraph& g, const std::function<void(const std::string&)>& step) 
   g.top_retainers.reserve(top.size());
   for (const Top& t : top) g.top_retainers.push_back(t.v);
 }
+
+}  // namespace
+
+void Analyze(HeapGraph& g, const Progress& progress) { AnalyzeWith(g, progress, {}); }
+
+void Analyze(HeapGraph& g, const std::function<void(const std::string&)>& step) { AnalyzeWith(g, {}, step); }
 
 Suspects LeakSuspects(const HeapGraph& g, double fraction) {
   Suspects s;

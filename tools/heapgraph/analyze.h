@@ -5,12 +5,15 @@
 #include <string>
 
 #include "heap_graph.h"
+#include "progress.h"
 
 namespace libdump::heapgraph {
 
 // Dominators, retained sizes, paths from the roots, per-class counts, bytes
-// and retained bytes, the top retainers. `step` is told each phase's name.
-void Analyze(HeapGraph& g, const std::function<void(const std::string&)>& step = {});
+// and retained bytes, the top retainers. `progress` hears each phase's name
+// and how far it is; `step` only each phase's name.
+void Analyze(HeapGraph& g, const Progress& progress = {});
+void Analyze(HeapGraph& g, const std::function<void(const std::string&)>& step);
 
 // Objects whose retained size is more than `fraction` of the reachable heap
 // (most retained first), and classes whose instances together are.

@@ -11,7 +11,7 @@ constexpr uint32_t kUnseen = UINT32_MAX;
 
 }  // namespace
 
-void ComputeDominators(HeapGraph& g) {
+void ComputeDominators(HeapGraph& g, const Progress& progress) {
   const Index n = static_cast<Index>(g.size());
   const Index root = n;  // the super root, node n
   // Every array below is indexed by DFS number (0 = the super root) except
@@ -36,6 +36,7 @@ void ComputeDominators(HeapGraph& g) {
       uint32_t k;  // the next successor
     };
     BigArray<Frame> stack;
+    ProgressTicker numbered(progress, "dominators: numbering", n);
     dfn[root] = 0;
     vertex.push_back(root);
     stack.push_back({root, 0});
@@ -52,6 +53,7 @@ void ComputeDominators(HeapGraph& g) {
       dfn[w] = static_cast<uint32_t>(vertex.size());
       parent[dfn[w]] = dfn[v];
       vertex.push_back(w);
+      numbered.Tick(vertex.size() - 1);  // the super root is no object
       stack.push_back({w, 0});
     }
   }
@@ -61,8 +63,11 @@ void ComputeDominators(HeapGraph& g) {
   BigArray<uint32_t> pred_begin(m + 1, 0);
   BigArray<uint32_t> pred;
   {
+    // Two sweeps of the vertices: counting, then filling.
+    ProgressTicker swept(progress, "dominators: predecessors", uint64_t{m} * 2);
     for (uint32_t i = 0; i < m; ++i) {
       big_array::Check();
+      swept.Tick(i);
       for (Index w : succ(vertex[i])) ++pred_begin[dfn[w] + 1];
     }
     // The super root's edges come on top of the references, which the
@@ -76,6 +81,7 @@ void ComputeDominators(HeapGraph& g) {
     std::copy(pred_begin.begin(), pred_begin.end() - 1, fill.begin());
     for (uint32_t i = 0; i < m; ++i) {
       big_array::Check();
+      swept.Tick(uint64_t{m} + i);
       for (Index w : succ(vertex[i])) pred[fill[dfn[w]]++] = i;
     }
   }
@@ -116,8 +122,10 @@ void ComputeDominators(HeapGraph& g) {
     return label[v];
   };
 
+  ProgressTicker semidominated(progress, "dominators: semidominators", m - 1);
   for (uint32_t w = m - 1; w > 0; --w) {
     big_array::Check();
+    semidominated.Tick(m - w);
     for (uint32_t e = pred_begin[w]; e < pred_begin[w + 1]; ++e) {
       const uint32_t u = eval(pred[e]);
       if (semi[u] < semi[w]) semi[w] = semi[u];
@@ -145,13 +153,17 @@ void ComputeDominators(HeapGraph& g) {
 
   g.idom.assign(n, kNone);
   g.retained.resize(n);
+  // Every object's own size, then the reached vertices' sweep.
+  ProgressTicker summed(progress, "dominators: retained sizes", uint64_t{n} + m - 1);
   for (Index i = 0; i < n; ++i) {
     big_array::Check();
+    summed.Tick(i);
     g.retained[i] = g.Size(i);
   }
   // Children after parents in DFS order, so sizes flow up in one sweep.
   for (uint32_t w = m - 1; w > 0; --w) {
     big_array::Check();
+    summed.Tick(uint64_t{n} + m - w);
     const Index v = vertex[w];
     const uint32_t d = idom[w];
     if (d == 0) {

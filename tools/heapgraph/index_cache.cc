@@ -189,7 +189,8 @@ bool LoadIndex(const std::string& index, const std::string& dump, const std::str
 
 namespace {
 
-bool SaveTagged(const std::string& index, const Tag& t, const HeapGraph& g, std::string* why) {
+bool SaveTagged(const std::string& index, const Tag& t, const HeapGraph& g, std::string* why,
+                const Progress& progress = {}) {
   const std::string dir = index.substr(0, index.rfind('/') + 1);
   // Unnamed until complete: a process killed while writing leaves nothing.
   int fd = ::open(dir.empty() ? "." : dir.c_str(), O_TMPFILE | O_WRONLY | O_CLOEXEC, 0600);
@@ -201,6 +202,9 @@ bool SaveTagged(const std::string& index, const Tag& t, const HeapGraph& g, std:
   }
   Fd f(fd);
   Writer w;
+  if (progress) {
+    w.OnWrite([&](uint64_t done, uint64_t total) { progress("writing the index", done, total, ProgressUnit::kBytes); });
+  }
   PutTag(w, t);
   index::PutGraph(w, g);
   auto fail = [&](int err) {
@@ -260,7 +264,7 @@ IndexReport OpenIndexed(const std::string& path, HeapGraph& g, const Progress& p
   if (tagged && (!TagOf(path, o.salt, &after, &why) || !(after == before))) {
     if (why.empty()) why = "the dump changed while it was read";
   }
-  if (tagged && why.empty() && SaveTagged(rep.index, before, g, &why)) {
+  if (tagged && why.empty() && SaveTagged(rep.index, before, g, &why, progress)) {
     rep.use = IndexUse::kSaved;
   } else {
     rep.use = IndexUse::kUnsaved;

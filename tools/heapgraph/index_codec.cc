@@ -31,6 +31,8 @@ bool Writer::Finish(int fd, const char (&magic)[8], int* err) {
   const uint64_t head = 3 * sizeof(uint64_t) + arrays_.size() * kEntryBytes + meta_.size() + sizeof(uint64_t);
   std::vector<ArrayEntry> table;
   uint64_t end = head;
+  uint64_t total = head, written = 0;
+  for (const Pending& a : arrays_) total += a.count * a.element_size;
   for (const Pending& a : arrays_) {
     ArrayEntry e{a.element_size, a.count, AlignUp(end), 0};
     // An array in a file may be paged out: read back (and counted against
@@ -42,6 +44,8 @@ bool Writer::Finish(int fd, const char (&magic)[8], int* err) {
       h.Add(p + done, n);
       if (!PwriteAll(fd, p + done, n, e.offset + done, err)) return false;
       big_array::CheckNow();
+      written += n;
+      if (on_write_) on_write_(written, total);
     }
     e.hash = h.Value();
     end = e.offset + a.count * a.element_size;
@@ -64,7 +68,9 @@ bool Writer::Finish(int fd, const char (&magic)[8], int* err) {
   Hash hash;
   hash.Add(h.data(), h.size());
   u64(hash.Value());
-  return PwriteAll(fd, h.data(), h.size(), 0, err);
+  if (!PwriteAll(fd, h.data(), h.size(), 0, err)) return false;
+  if (on_write_) on_write_(total, total);
+  return true;
 }
 
 Reader::Status Reader::Open(int fd, uint64_t size, const char (&magic)[8]) {

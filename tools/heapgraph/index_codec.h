@@ -24,6 +24,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <type_traits>
 #include <string>
 #include <vector>
@@ -129,6 +130,8 @@ class Writer {
   // Writes the whole file to `fd` (empty, at offset 0): the arrays first,
   // hashed as written, then the head. False with errno in *err.
   bool Finish(int fd, const char (&magic)[8], int* err);
+  // Told the bytes written and the file's size after each chunk Finish writes.
+  void OnWrite(std::function<void(uint64_t written, uint64_t total)> f) { on_write_ = std::move(f); }
 
  private:
   struct Pending {
@@ -137,6 +140,7 @@ class Writer {
   };
   std::string meta_;
   std::vector<Pending> arrays_;
+  std::function<void(uint64_t, uint64_t)> on_write_;
 };
 
 // The head of an index file in memory, read and checked by Open; the meta

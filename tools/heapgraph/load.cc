@@ -17,9 +17,7 @@ void Load(const std::string& path, HeapGraph& g, const Progress& progress) {
 
 void Open(const std::string& path, HeapGraph& g, const Progress& progress) {
   Load(path, g, progress);
-  Analyze(g, [&](const std::string& step) {
-    if (progress) progress(step.c_str(), 0);
-  });
+  Analyze(g, progress);
 }
 
 }  // namespace libdump::heapgraph

@@ -8,6 +8,7 @@
 
 #include "heap_graph.h"
 #include "input_file.h"
+#include "progress.h"
 
 namespace libdump::heapgraph {
 
@@ -20,9 +21,8 @@ inline tools::InputFile OpenInput(const std::string& path) {
   return tools::InputFile(path, tools::InputFile::PathOnly{});
 }
 
-// `progress(pass, offset)` is called now and then while reading.
-using Progress = std::function<void(const char* pass, uint64_t offset)>;
-
+// `progress(pass, offset)` is called now and then while reading, and
+// `progress(step, done, total)` in the analysis (progress.h).
 // Reads the file twice (objects, then references). Throws LoadError, or
 // format::FormatError ("OFFSET: CONTEXT: reason") for bad input.
 void LoadDump(const std::string& path, HeapGraph& g, const Progress& progress = {});

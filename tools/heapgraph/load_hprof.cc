@@ -77,6 +77,8 @@ struct FrameData {
 class Pass1 final : public format::hprof::HprofVisitor {
  public:
   Pass1(HeapGraph& g, GraphBuilder& b) : g_(g), b_(b) {}
+  // Told the offset every 2^16 objects.
+  const Progress* progress = nullptr;
 
   void Header(std::string_view f, uint32_t id_size, uint64_t) override {
     g_.id_size = id_size;
@@ -257,6 +259,7 @@ class Pass1 final : public format::hprof::HprofVisitor {
   }
 
   void NoteTrace(Index obj, uint32_t trace) {
+    if (progress && (obj & 0xFFFF) == 0) (*progress)("objects", g_.where[obj]);
     auto t = traces_.find(trace);
     if (t != traces_.end() && !t->second.second.empty()) object_traces_.emplace_back(obj, trace);
   }
@@ -318,6 +321,8 @@ class Pass1 final : public format::hprof::HprofVisitor {
 // Pass 2: references, object by object in the order of pass 1.
 class Pass2 final : public format::hprof::HprofVisitor {
  public:
+  // Told the offset every 2^16 objects.
+  const Progress* progress = nullptr;
   Pass2(HeapGraph& g, GraphBuilder& b) : g_(g), edges_(g, b, EdgeBatch::Match::kExact) {
     // Java's finalizer queue: instances of java.lang.ref.Finalizer hold the
     // objects waiting for finalization in their referent.
@@ -372,6 +377,7 @@ class Pass2 final : public format::hprof::HprofVisitor {
   Index Next(uint64_t at) {
     if (next_ >= g_.size() || g_.where[next_] != at)
       throw format::FormatError(at, "heap", "the file changed while it was read");
+    if (progress && (next_ & 0xFFFF) == 0) (*progress)("references", at);
     edges_.Begin(next_);
     return next_++;
   }
@@ -396,6 +402,7 @@ void LoadHprof(const std::string& path, HeapGraph& g, const Progress& progress) 
     format::hprof::HprofReader reader(fd.fd());
     Pass1 p(g, b);
     if (progress) progress("objects", 0);
+    if (progress) p.progress = &progress;
     reader.Read(p);
     b.FinishObjects();
     p.Finish();
@@ -404,6 +411,7 @@ void LoadHprof(const std::string& path, HeapGraph& g, const Progress& progress) 
   format::hprof::HprofReader reader(fd.fd());
   Pass2 p(g, b);
   if (progress) progress("references", 0);
+  if (progress) p.progress = &progress;
   reader.Read(p);
   p.Finish();
   if (p.count() != g.size()) throw format::FormatError(reader.offset(), "heap", "the file changed while it was read");

@@ -4,7 +4,7 @@
 
 namespace libdump::heapgraph {
 
-void ComputePaths(HeapGraph& g) {
+void ComputePaths(HeapGraph& g, const Progress& progress) {
   const size_t n = g.size();
   g.path_parent.assign(n, kNone);
   BigArray<Index> queue;
@@ -15,8 +15,10 @@ void ComputePaths(HeapGraph& g) {
       queue.push_back(r.object);
     }
   }
+  ProgressTicker visited(progress, "paths", n);
   for (size_t head = 0; head < queue.size(); ++head) {
     big_array::Check();
+    visited.Tick(head);
     const Index v = queue[head];
     for (uint32_t e = g.out_begin[v]; e < g.out_begin[v + 1]; ++e) {
       const Index w = g.out[e];

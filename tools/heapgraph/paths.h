@@ -5,11 +5,13 @@
 #include <vector>
 
 #include "heap_graph.h"
+#include "progress.h"
 
 namespace libdump::heapgraph {
 
 // Fills g.path_parent by one breadth-first search from every root.
-void ComputePaths(HeapGraph& g);
+// `progress` hears "paths" (objects visited of the graph's).
+void ComputePaths(HeapGraph& g, const Progress& progress = {});
 
 // The chain root, ..., obj (empty when obj is unreachable through strong
 // references).

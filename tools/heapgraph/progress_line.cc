@@ -20,27 +20,67 @@ bool Compressed(const std::string& path) {
   return (m[0] == 0x28 && m[1] == 0xB5 && m[2] == 0x2F && m[3] == 0xFD) || (m[0] == 0x1F && m[1] == 0x8B);
 }
 
+// Counts in one scale for done, total and rate, picked by the larger of
+// done and total: "750/2,000" below ten thousand, then "k", then "M".
+struct Scale {
+  double div;
+  const char* suffix;
+  const char* fmt;
+};
+Scale ScaleFor(uint64_t v) {
+  if (v >= 1000000) return {1e6, " M", "%.1f"};
+  if (v >= 10000) return {1e3, "k", "%.0f"};
+  return {1, "", "%.0f"};
+}
+
+std::string Scaled(const Scale& s, double v) {
+  char b[64];
+  snprintf(b, sizeof b, s.fmt, v / s.div);
+  return b;
+}
+
 }  // namespace
+
+uint64_t ProgressLine::FileTotal(const std::string& path) {
+  struct stat st;
+  if (path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && !Compressed(path)) {
+    return static_cast<uint64_t>(st.st_size);
+  }
+  return 0;
+}
 
 ProgressLine::ProgressLine(std::string prefix, const std::string& path, bool enabled)
     : prefix_(std::move(prefix)), enabled_(enabled), tty_(::isatty(2) == 1) {
-  struct stat st;
-  if (enabled_ && path != "-" && ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && !Compressed(path)) {
-    total_ = static_cast<uint64_t>(st.st_size);
-  }
+  if (enabled_) file_total_ = FileTotal(path);
 }
 
 Progress ProgressLine::Callback() {
-  return [this](const char* step, uint64_t offset) { Update(step, offset); };
+  return [this](const char* step, uint64_t done, uint64_t total, ProgressUnit unit) {
+    Update(step, done, total, unit);
+  };
 }
 
-std::string ProgressLine::Format(const std::string& step, uint64_t offset, uint64_t total, double seconds) {
+std::string ProgressLine::Format(const std::string& step, uint64_t done, uint64_t total, ProgressUnit unit,
+                                 double seconds) {
   std::string s = step;
-  if (offset == 0) return s;
+  const bool known = total >= done && total > 0;
   char b[160];
-  const double mb = static_cast<double>(offset) / 1e6;
+  if (unit == ProgressUnit::kObjects) {
+    if (!known) return done ? s + " " + Scaled(ScaleFor(done), static_cast<double>(done)) + ScaleFor(done).suffix + " objects" : s;
+    const Scale sc = ScaleFor(total);
+    s += " " + Scaled(sc, static_cast<double>(done)) + "/" + Scaled(sc, static_cast<double>(total)) + sc.suffix +
+         " objects";
+    if (done == 0 || seconds <= 0) return s;
+    const double rate = static_cast<double>(done) / seconds;
+    const Scale rs = ScaleFor(static_cast<uint64_t>(rate));
+    s += ", " + Scaled(rs, rate) + rs.suffix + " objects/s";
+    snprintf(b, sizeof b, ", %.0f s left", static_cast<double>(total - done) / rate);
+    return s + b;
+  }
+  if (done == 0) return s;
+  const double mb = static_cast<double>(done) / 1e6;
   const double rate = seconds > 0 ? mb / seconds : 0;
-  if (total >= offset) {
+  if (known) {
     snprintf(b, sizeof b, " %.0f/%.0f MB", mb, static_cast<double>(total) / 1e6);
   } else {
     snprintf(b, sizeof b, " %.0f MB", mb);
@@ -49,16 +89,18 @@ std::string ProgressLine::Format(const std::string& step, uint64_t offset, uint6
   if (rate > 0) {
     snprintf(b, sizeof b, ", %.0f MB/s", rate);
     s += b;
-    if (total >= offset) {
-      snprintf(b, sizeof b, ", %.0f s left", static_cast<double>(total - offset) / 1e6 / rate);
+    if (known) {
+      snprintf(b, sizeof b, ", %.0f s left", static_cast<double>(total - done) / 1e6 / rate);
       s += b;
     }
   }
   return s;
 }
 
-void ProgressLine::Update(const char* step, uint64_t offset) {
+void ProgressLine::Update(const char* step, uint64_t done, uint64_t total, ProgressUnit unit) {
   if (!enabled_) return;
+  if (unit == ProgressUnit::kFileBytes) total = file_total_;
+  std::lock_guard<std::mutex> lock(mu_);
   const auto now = std::chrono::steady_clock::now();
   const bool new_step = step_ != step;
   if (new_step) {
@@ -71,7 +113,7 @@ void ProgressLine::Update(const char* step, uint64_t offset) {
   if (!new_step && now - shown_ < every) return;
   shown_ = now;
   const double secs = std::chrono::duration<double>(now - began_).count();
-  const std::string line = prefix_ + ": " + Format(step_, offset, total_, secs);
+  const std::string line = prefix_ + ": " + Format(step_, done, total, unit, secs);
   if (tty_) {
     std::cerr << '\r' << line << "\033[K" << std::flush;
   } else {

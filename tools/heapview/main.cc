@@ -7,7 +7,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -17,10 +19,12 @@
 #include "libdump/format/reader.h"
 #include "platform/net/host_names.h"
 #include "load.h"
+#include "open_progress.h"
 #include "progress_line.h"
 #include "server.h"
 #include "site.h"
 #include "typing.h"
+#include "waiting_page.h"
 
 namespace {
 
@@ -40,12 +44,38 @@ constexpr const char* kUsage =
 
 bool IsLoopback(const std::string& a) { return a == "localhost" || libdump::net::IsLoopbackAddress(a); }
 
-// Opens one file, printing a progress line on stderr while it reads.
+// Where an open reports: the progress line on stderr and the snapshot the
+// waiting page shows. `hold`: a test's file, see --hold-open.
+struct Reporting {
+  libdump::heapview::OpenProgress& state;
+  size_t files;
+  size_t next = 1;
+  std::string hold;
+};
+
+// Waits until `path` exists (a poll: the test that made it may be slow).
+void HoldUntil(const std::string& path) {
+  while (!std::filesystem::exists(path)) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+// Opens one file, printing a progress line on stderr while it reads and
+// telling the waiting page how far it is.
 libdump::heapgraph::IndexReport OpenWithProgress(const std::string& path, HeapGraph& g,
                                                  const libdump::typing::Options& typing,
-                                                 const libdump::heapgraph::IndexOptions& index, bool quiet) {
+                                                 const libdump::heapgraph::IndexOptions& index, bool quiet,
+                                                 Reporting& rep) {
+  using libdump::heapgraph::ProgressUnit;
   libdump::heapgraph::ProgressLine line("heapview: indexing " + path, path, !quiet);
-  const libdump::heapgraph::Progress progress = line.Callback();
+  rep.state.StartFile(path, rep.next++, rep.files);
+  const libdump::heapgraph::Progress progress = [&](const char* step, uint64_t done, uint64_t total,
+                                                    ProgressUnit unit) {
+    line.Update(step, done, total, unit);
+    rep.state.Update(step, done, total, unit);
+    if (!rep.hold.empty() && unit == ProgressUnit::kObjects && done > 0) {
+      HoldUntil(rep.hold);
+      rep.hold.clear();
+    }
+  };
   libdump::heapgraph::IndexOptions io = index;
   io.salt = libdump::typing::CacheSalt(typing);
   const auto report = libdump::heapgraph::OpenIndexed(path, g, progress, io, [&](HeapGraph& h) {
@@ -101,7 +131,11 @@ int main(int argc, char** argv) {
       "a directory of separate debug files (.build-id/xx/yyyy.debug), for typing (repeatable)")(
       "no-typing", "keep the dump's own classes: no typing pass");
   po::options_description hidden;
-  hidden.add_options()("file", po::value<std::vector<std::string>>(&files));
+  std::string hold;
+  // Tests only: the open stops at its first count of objects until FILE
+  // exists, so that a test sees the waiting page mid-phase on a small dump.
+  hidden.add_options()("file", po::value<std::vector<std::string>>(&files))(
+      "hold-open", po::value<std::string>(&hold));
   po::options_description all;
   all.add(visible).add(hidden);
   po::positional_options_description positional;
@@ -153,28 +187,70 @@ int main(int argc, char** argv) {
               << ": other machines can read every byte of this heap; use --bind 127.0.0.1 to keep it local\n";
   }
 
+  // Each input is opened once before listening, so that a missing file is
+  // one line and no server (standard input is read by the open itself).
+  {
+    std::vector<std::string> inputs = files;
+    inputs.push_back(file);
+    if (!baseline.empty()) inputs.push_back(baseline);
+    for (const std::string& f : inputs) {
+      if (f == "-") continue;
+      try {
+        libdump::heapgraph::OpenInput(f);
+      } catch (const std::exception& e) {
+        std::cerr << f << ": " << e.what() << '\n';
+        return 1;
+      }
+    }
+  }
+
+  // The server listens before the open, which may take minutes: until the
+  // graph is published it answers every page with the waiting page.
+  libdump::heapview::OpenProgress open_progress;
+  libdump::heapview::Gate gate(open_progress);
+  libdump::heapview::ServerOptions so;
+  so.bind = bind == "localhost" ? "127.0.0.1" : bind;
+  so.port = static_cast<uint16_t>(port);
+  for (std::string& h : allowed_hosts) {
+    for (char& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  so.allowed_hosts = allowed_hosts;
+  so.threads = threads ? threads : std::clamp(std::thread::hardware_concurrency(), 2u, libdump::heapview::kMaxThreads);
+  std::optional<libdump::heapview::Server> server;
+  try {
+    server.emplace([&gate](const std::string& target) { return gate.Handle(target); }, so);
+    server->Start();
+  } catch (const std::exception& e) {
+    std::cerr << "heapview: " << e.what() << '\n';
+    return 1;
+  }
+  if (!quiet) std::cerr << "heapview: " << server->url() << " shows the progress until the dump is open\n";
+
   HeapGraph g, base;
   std::vector<HeapGraph> older(files.size());
   libdump::heapgraph::Growth growth;
   std::string current = file;
+  Reporting reporting{open_progress, 1 + files.size() + (baseline.empty() ? 0 : 1), 1, hold};
   try {
     const auto t0 = std::chrono::steady_clock::now();
     if (vm["no-index-cache"].as<bool>()) index.enabled = false;
-    const bool from_index = OpenWithProgress(file, g, typing, index, quiet).use == libdump::heapgraph::IndexUse::kLoaded;
+    const bool from_index =
+        OpenWithProgress(file, g, typing, index, quiet, reporting).use == libdump::heapgraph::IndexUse::kLoaded;
     if (series_flag) {
       std::vector<const HeapGraph*> series;
       for (size_t k = 0; k < files.size(); ++k) {
         current = files[k];
-        OpenWithProgress(files[k], older[k], typing, index, quiet);
+        OpenWithProgress(files[k], older[k], typing, index, quiet, reporting);
         series.push_back(&older[k]);
       }
       current = file;
       series.push_back(&g);
+      open_progress.Update("what grows across the series", 0, 0, libdump::heapgraph::ProgressUnit::kFileBytes);
       growth = libdump::heapgraph::AnalyzeGrowth(series);
     }
     if (!baseline.empty()) {
       current = baseline;
-      OpenWithProgress(baseline, base, typing, index, quiet);
+      OpenWithProgress(baseline, base, typing, index, quiet, reporting);
       current = file;
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -200,22 +276,10 @@ int main(int argc, char** argv) {
 
   libdump::heapview::Site site(g, baseline.empty() ? nullptr : &base);
   if (series_flag) site.SetSeries(&growth);
-  libdump::heapview::ServerOptions so;
-  so.bind = bind == "localhost" ? "127.0.0.1" : bind;
-  so.port = static_cast<uint16_t>(port);
-  for (std::string& h : allowed_hosts) {
-    for (char& c : h) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  so.allowed_hosts = allowed_hosts;
-  so.threads = threads ? threads : std::clamp(std::thread::hardware_concurrency(), 2u, libdump::heapview::kMaxThreads);
-  try {
-    libdump::heapview::Serve(site, so, [](const std::string& url) {
-      std::cout << "heapview: serving " << url << " (Ctrl-C stops)" << std::endl;
-    });
-  } catch (const std::exception& e) {
-    std::cerr << "heapview: " << e.what() << '\n';
-    return 1;
-  }
+  gate.Publish(&site);
+  std::cout << "heapview: serving " << server->url() << " (Ctrl-C stops)" << std::endl;
+  server->Run();
+  server.reset();
   std::cerr << "heapview: stopped\n";
   return 0;
 }

@@ -16,8 +16,9 @@ constexpr const char* kStyle =
 
 std::string Html::Finish(Nav nav) const {
   std::string out =
-      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>" + Escape(title_) +
-      " - heapview</title><style>" + kStyle +
+      "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">" +
+      (refresh_ ? "<meta http-equiv=\"refresh\" content=\"" + std::to_string(refresh_) + "\">" : std::string()) +
+      "<title>" + Escape(title_) + " - heapview</title><style>" + kStyle +
       "</style></head><body><nav><a href=\"/\">Summary</a><a href=\"/histogram\">Histogram</a>"
       "<a href=\"/classes\">Classes</a><a href=\"/roots\">Roots</a><a href=\"/dominators\">Dominators</a>"
       "<a href=\"/suspects\">Leak suspects</a><a href=\"/leaks\">Leaks</a><a href=\"/threads\">Threads</a>"

@@ -40,11 +40,15 @@ class Html {
     body_ += Thousands(v);
     return *this;
   }
+  // The browser reloads the page every `seconds` (no script: the pages'
+  // Content-Security-Policy allows none).
+  void Refresh(unsigned seconds) { refresh_ = seconds; }
   // The whole page: head, style, navigation bar, title and body.
   std::string Finish(Nav nav) const;
 
  private:
   std::string title_;
+  unsigned refresh_ = 0;
   std::string body_;
 };
 

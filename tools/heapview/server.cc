@@ -59,8 +59,8 @@ class IdleSessions {
 // One connection: read a request, answer it, repeat while keep-alive.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, const Site& site, std::shared_ptr<IdleSessions> idle, const ServerOptions& o)
-      : stream_(std::move(socket)), site_(site), idle_(std::move(idle)), options_(o) {}
+  Session(tcp::socket socket, const Handler& handler, std::shared_ptr<IdleSessions> idle, const ServerOptions& o)
+      : stream_(std::move(socket)), handler_(handler), idle_(std::move(idle)), options_(o) {}
   ~Session() { idle_->Remove(this); }
 
   void Start() { Read(); }
@@ -108,9 +108,10 @@ class Session : public std::enable_shared_from_this<Session> {
       res->body() = "Host not allowed: heapview answers requests for its own address, localhost or a loopback "
                     "address (--allow-host names others)\n";
     } else {
-      const Response r = site_.Handle(std::string(req_.target()));
+      const Response r = handler_(std::string(req_.target()));
       res->result(r.status);
       res->set(http::field::content_type, r.content_type);
+      for (const auto& [name, value] : r.headers) res->set(name, value);
       if (req_.method() == http::verb::get) res->body() = r.body;
     }
     res->prepare_payload();
@@ -133,7 +134,7 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   http::request<http::string_body> req_;
   std::shared_ptr<http::response<http::string_body>> res_;
-  const Site& site_;
+  const Handler& handler_;
   // Shared: a session may outlive the listener while the io_context is
   // destroyed.
   std::shared_ptr<IdleSessions> idle_;
@@ -142,8 +143,8 @@ class Session : public std::enable_shared_from_this<Session> {
 
 class Listener : public std::enable_shared_from_this<Listener> {
  public:
-  Listener(asio::io_context& ioc, tcp::acceptor acceptor, const Site& site, const ServerOptions& o)
-      : ioc_(ioc), acceptor_(std::move(acceptor)), site_(site), options_(o), backoff_(ioc) {}
+  Listener(asio::io_context& ioc, tcp::acceptor acceptor, const Handler& handler, const ServerOptions& o)
+      : ioc_(ioc), acceptor_(std::move(acceptor)), handler_(handler), options_(o), backoff_(ioc) {}
   void Accept() {
     acceptor_.async_accept(asio::make_strand(ioc_), beast::bind_front_handler(&Listener::OnAccept, shared_from_this()));
   }
@@ -156,7 +157,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
   void OnAccept(beast::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted) return;
     if (!ec) {
-      std::make_shared<Session>(std::move(socket), site_, idle_, options_)->Start();
+      std::make_shared<Session>(std::move(socket), handler_, idle_, options_)->Start();
       return Accept();
     }
     if (ec == asio::error::no_descriptors || ec == asio::error::no_buffer_space || ec == asio::error::no_memory ||
@@ -177,7 +178,7 @@ class Listener : public std::enable_shared_from_this<Listener> {
   static constexpr size_t kShedAtOnce = 8;
   asio::io_context& ioc_;
   tcp::acceptor acceptor_;
-  const Site& site_;
+  const Handler& handler_;
   const ServerOptions& options_;
   std::shared_ptr<IdleSessions> idle_ = std::make_shared<IdleSessions>();
   asio::steady_timer backoff_;
@@ -195,13 +196,26 @@ bool HostAllowed(std::string_view h, const ServerOptions& o, const std::string& 
   return net::IsLoopbackAddress(host);
 }
 
-void Serve(const Site& site, const ServerOptions& o, const std::function<void(const std::string&)>& ready) {
-  asio::io_context ioc(static_cast<int>(o.threads));
+// Members in the order they must be destroyed in reverse: the io_context
+// (and the sessions its handlers hold) before the handler and the options
+// they refer to.
+struct Server::State {
+  State(Handler h, const ServerOptions& opts)
+      : handler(std::move(h)), o(opts), ioc(static_cast<int>(opts.threads)) {}
+  Handler handler;
+  ServerOptions o;
+  asio::io_context ioc;
+  std::shared_ptr<Listener> listener;
+  std::string url;
+  std::vector<std::thread> pool;
+};
+
+Server::Server(Handler handler, const ServerOptions& o) : s_(std::make_unique<State>(std::move(handler), o)) {
   const std::string where = o.bind + ":" + std::to_string(o.port);
   beast::error_code ec;
   const auto addr = asio::ip::make_address(o.bind, ec);
   if (ec) throw std::runtime_error("cannot listen on " + where + ": not an IP address");
-  tcp::acceptor acceptor(ioc);
+  tcp::acceptor acceptor(s_->ioc);
   const tcp::endpoint ep(addr, o.port);
   acceptor.open(ep.protocol(), ec);
   if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
@@ -209,29 +223,52 @@ void Serve(const Site& site, const ServerOptions& o, const std::function<void(co
   if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) throw std::runtime_error("cannot listen on " + where + ": " + ec.message());
   const uint16_t port = acceptor.local_endpoint().port();
-  auto listener = std::make_shared<Listener>(ioc, std::move(acceptor), site, o);
-  listener->Accept();
-
-  // Ctrl-C and SIGTERM stop the loop; the threads finish the requests they
-  // are in and return.
-  asio::signal_set signals(ioc, SIGINT, SIGTERM);
-  signals.async_wait([&](beast::error_code, int) {
-    listener->Stop();
-    ioc.stop();
-  });
+  s_->listener = std::make_shared<Listener>(s_->ioc, std::move(acceptor), s_->handler, s_->o);
+  s_->listener->Accept();
   const std::string host = addr.is_v6() ? "[" + o.bind + "]" : o.bind;
-  ready("http://" + host + ":" + std::to_string(port) + "/");
+  s_->url = "http://" + host + ":" + std::to_string(port) + "/";
+}
 
-  std::vector<std::thread> pool;
-  for (unsigned k = 1; k < std::min(o.threads, kMaxThreads); ++k) {
+Server::~Server() {
+  s_->listener->Stop();
+  s_->ioc.stop();
+  for (auto& t : s_->pool) t.join();
+}
+
+const std::string& Server::url() const { return s_->url; }
+
+void Server::Start() {
+  // One thread fewer than asked for, which Run adds: the caller's.
+  const unsigned threads = std::max(2u, std::min(s_->o.threads, kMaxThreads));
+  for (unsigned k = 1; k < threads; ++k) {
     try {
-      pool.emplace_back([&] { ioc.run(); });
+      s_->pool.emplace_back([this] { s_->ioc.run(); });
     } catch (const std::system_error&) {
+      if (s_->pool.empty()) throw;
       break;  // the system's thread limit: serve with the threads there are
     }
   }
-  ioc.run();
-  for (auto& t : pool) t.join();
+}
+
+void Server::Run() {
+  // Ctrl-C and SIGTERM stop the loop; the threads finish the requests they
+  // are in and return.
+  asio::signal_set signals(s_->ioc, SIGINT, SIGTERM);
+  signals.async_wait([this](beast::error_code, int) {
+    s_->listener->Stop();
+    s_->ioc.stop();
+  });
+  // --threads 1: the one thread Start began serves alone.
+  if (s_->pool.size() < s_->o.threads) s_->ioc.run();
+  for (auto& t : s_->pool) t.join();
+  s_->pool.clear();
+}
+
+void Serve(const Site& site, const ServerOptions& o, const std::function<void(const std::string&)>& ready) {
+  Server server([&site](const std::string& target) { return site.Handle(target); }, o);
+  ready(server.url());
+  server.Start();
+  server.Run();
 }
 
 }  // namespace libdump::heapview

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,8 +31,34 @@ struct ServerOptions {
 // localhost, a loopback literal or one of o.allowed_hosts.
 bool HostAllowed(std::string_view host_header, const ServerOptions& o, const std::string& local);
 
-// Listens (throws std::runtime_error "cannot listen on ADDR:PORT: reason"),
-// calls `ready` with the URL, serves until SIGINT or SIGTERM, returns.
+// A request target to its response; called by any number of threads at once.
+using Handler = std::function<Response(const std::string& target)>;
+
+// A server in three steps, so that heapview listens before a long open
+// (a port in use is reported at once) and answers while the open runs.
+class Server {
+ public:
+  // Listens; throws std::runtime_error "cannot listen on ADDR:PORT: reason".
+  Server(Handler handler, const ServerOptions& o);
+  // Stops serving and joins the threads.
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+  // "http://ADDR:PORT/".
+  const std::string& url() const;
+  // Serves on threads of its own (o.threads - 1, at least one) and returns.
+  // SIGINT and SIGTERM keep their actions until Run.
+  void Start();
+  // Also serves on the calling thread, until SIGINT or SIGTERM; then returns.
+  void Run();
+
+ private:
+  struct State;
+  std::unique_ptr<State> s_;
+};
+
+// Listens (throws as Server does), calls `ready` with the URL, serves until
+// SIGINT or SIGTERM, returns.
 void Serve(const Site& site, const ServerOptions& o, const std::function<void(const std::string& url)>& ready);
 
 }  // namespace libdump::heapview

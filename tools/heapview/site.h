@@ -4,6 +4,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "growth.h"
 #include "heap_graph.h"
@@ -14,6 +16,7 @@ struct Response {
   unsigned status = 200;
   std::string content_type = "text/html; charset=utf-8";
   std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // besides the type and the server's own
 };
 
 class Site {

@@ -97,8 +97,10 @@ class Holders {
         queue.push_back(o);
       }
     }
+    ctx_.SetStep("typing: holders, search");
     for (size_t head = 0; head < queue.size(); ++head) {
       heapgraph::big_array::Check();
+      ctx_.Tick(head, n);
       const Index v = queue[head];
       for (Index w : g_.Out(v)) {
         if (w < n && w != v && Unnamed(w) && holder_[w] == kNone) {
@@ -121,6 +123,7 @@ class Holders {
     parents.resize(static_cast<size_t>(std::unique(parents.begin(), parents.end()) - parents.begin()));
     const unsigned w = ctx_.ptr_size();
     std::vector<Index> kids;
+    ctx_.SetStep("typing: holders, offsets");
     ctx_.Scan(std::span<const Index>(parents.data(), parents.size()), [&](Index p, std::span<const uint8_t> data) {
       // p's children, by address, for a binary search per word.
       kids.clear();
@@ -235,8 +238,10 @@ class Holders {
     // then name down that chain (iteratively: a list may be deep).
     std::vector<Index> chain;
     const Index n = static_cast<Index>(g_.size());
+    ctx_.SetStep("typing: holders, naming");
     for (Index w = 0; w < n; ++w) {
       heapgraph::big_array::Check();
+      ctx_.Tick(w, n);
       if (holder_[w] == kNone || !Unnamed(w)) continue;
       chain.clear();
       for (Index v = w; v != kNone && !(v & kRootBit) && Unnamed(v) && holder_[v] != kNone;) {
@@ -289,6 +294,7 @@ void ApplySizeRule(Context& ctx) {
   std::unordered_map<uint64_t, uint32_t> by_size;
   for (Index i = 0; i < g.size(); ++i) {
     heapgraph::big_array::Check();
+    ctx.Tick(i, g.size());
     if (ctx.RuleOf(i) != Rule::kNothing) continue;
     const uint64_t s = g.Size(i);
     auto [it, added] = by_size.try_emplace(s, 0);

@@ -81,7 +81,10 @@ void Context::Scan(std::span<const Index> objects, const Visit& fn) {
   auto reader = format::Reader::Open(g_.path);
   if (reader->dialect() != format::Dialect::kLibdump) return;  // Go dumps: not typed here
   format::Record r;
+  const uint64_t total = objects.size();
+  uint64_t done = 0;
   for (Index i : objects) {
+    if (progress_ && (++done & 0xFFFF) == 0) (*progress_)(step_, done, total);
     if (i >= g_.size()) continue;
     if (g_.where[i] < reader->offset()) throw format::FormatError(g_.where[i], "object", "objects scanned out of order");
     reader->Range(g_.where[i], 0);
@@ -99,6 +102,7 @@ void Context::ScanAll(const Visit& fn) {
   Index i = 0;
   while (reader->Next(r)) {
     if (r.kind != format::Kind::kObject) continue;
+    if (progress_ && (i & 0xFFFF) == 0) (*progress_)(step_, i, g_.size());
     if (i >= g_.size() || g_.where[i] != r.offset)
       throw format::FormatError(r.offset, "object", "the file changed since it was opened");
     heapgraph::big_array::Check();
@@ -115,18 +119,25 @@ std::vector<uint8_t> Context::Read(Index i) {
   return out;
 }
 
-Stats Type(HeapGraph& g, const Options& o) {
+Stats Type(HeapGraph& g, const Options& o, const heapgraph::Progress& progress) {
+  const heapgraph::Progress* p = progress ? &progress : nullptr;
   const auto t0 = std::chrono::steady_clock::now();
   Stats s;
   if (o.enabled && g.source == heapgraph::Source::kDump && g.go) {
     Context ctx(g, o);
+    ctx.SetStep(p, "typing: Go types");
     ApplyGoRule(ctx);
   } else if (o.enabled && g.source == heapgraph::Source::kDump) {
     Context ctx(g, o);
+    ctx.SetStep(p, "typing: roots");
     s.named_roots = NameRoots(ctx);
+    ctx.SetStep(p, "typing: DWARF types");
     ApplyDwarfRule(ctx);
+    ctx.SetStep(p, "typing: standard-library shapes");
     ApplyShapeRule(ctx);
+    ctx.SetStep(p, "typing: holders");
     ApplyHolderRule(ctx);
+    ctx.SetStep(p, "typing: sizes");
     ApplySizeRule(ctx);
   }
   const uint64_t roots = s.named_roots;
@@ -139,11 +150,9 @@ Stats Type(HeapGraph& g, const Options& o) {
 void Open(const std::string& path, HeapGraph& g, const Options& o, const heapgraph::Progress& progress, Stats* stats) {
   heapgraph::Load(path, g, progress);
   if (progress) progress("typing", 0);
-  const Stats s = Type(g, o);
+  const Stats s = Type(g, o, progress);
   if (stats) *stats = s;
-  heapgraph::Analyze(g, [&](const std::string& step) {
-    if (progress) progress(step.c_str(), 0);
-  });
+  heapgraph::Analyze(g, progress);
 }
 
 }  // namespace libdump::typing

@@ -105,6 +105,19 @@ class Context {
   void ScanAll(const Visit& fn);
   // One object's payload (a new reader: for a few objects only).
   std::vector<uint8_t> Read(Index i);
+  // The rule running now, for the progress of its scans: "typing: STEP"
+  // with the objects scanned of the scan's.
+  void SetStep(const heapgraph::Progress* progress, const char* step) {
+    progress_ = progress;
+    step_ = step;
+    if (progress_ && *progress_) (*progress_)(step_, 0);
+  }
+  // A part of the rule running now, under its own name.
+  void SetStep(const char* step) { SetStep(progress_, step); }
+  // Item `done` of the step's `total` is reached: a report every 2^16th.
+  void Tick(uint64_t done, uint64_t total) {
+    if (progress_ && (done & 0xFFFF) == 0) (*progress_)(step_, done, total);
+  }
 
   // 0 past the end (inline: the shapes read every word of the heap).
   uint64_t Word(std::span<const uint8_t> data, size_t off) const {
@@ -126,12 +139,14 @@ class Context {
   const Options& o_;
   std::unordered_map<std::string, uint32_t> by_name_;
   std::vector<bool> scanned_;
+  const heapgraph::Progress* progress_ = nullptr;
+  const char* step_ = "";
 };
 
 // Runs the rules in order over a freshly loaded dump (hprofs and Go dumps are
 // left as they are) and rewrites g's classes; before Analyze(). Deterministic;
 // bounded work on hostile input; throws what the readers throw.
-Stats Type(HeapGraph& g, const Options& o);
+Stats Type(HeapGraph& g, const Options& o, const heapgraph::Progress& progress = {});
 
 // What an index of a typed graph (heapgraph/index_cache.h) depends on besides
 // the dump: the options, and each --binary and debug file's size and time.
