@@ -15,6 +15,11 @@ D=$3
 unset LIBDUMP_PROFILE_ROOT || true
 fail=0
 say_fail() { echo "FAIL: $*"; fail=1; }
+# The programs' stderr files exist before they start: the loops below read
+# them at once, and a sed on a missing file would end the script (set -e)
+# when the shell that starts the program is scheduled late.
+: > "$D/err"
+: > "$D/err2"
 # Every allocation sampled: the program's few (so that heap?debug=1 has
 # both in-use and freed objects, whatever the timing) and the server's own
 # (the symbol tables each request loads), which must not show.
