@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <type_traits>
 
 #include "libdump/format/format_error.h"
 
@@ -48,7 +49,7 @@ Index FindContaining(const HeapGraph& g, uint64_t ptr) {
   return ptr - g.ids[i] < std::max<uint64_t>(g.Size(i), 1) ? i : kNone;
 }
 
-bool HeapGraph::IsSubclass(uint32_t sub, uint32_t base) const {
+bool HeapGraph::IsSubclass(Index sub, Index base) const {
   // Bounded by the class count: a corrupt file may loop its superclasses.
   for (size_t steps = 0; sub != kNone && steps <= classes.size(); ++steps) {
     if (sub == base) return true;
@@ -59,13 +60,13 @@ bool HeapGraph::IsSubclass(uint32_t sub, uint32_t base) const {
 
 uint64_t HeapGraph::MemoryBytes() const {
   auto v = [](const auto& x) { return uint64_t{x.capacity()} * sizeof(x[0]); };
-  return ids.MemoryBytes() + v(cls) + v(size32) + where.MemoryBytes() + v(out_begin) + v(out) + v(weak_edges) + v(by_id) + v(idom) +
-         v(retained) + v(path_parent) + v(top_retainers);
+  auto ix = [](const IndexArray& x) { return uint64_t{x.capacity()} * x.entry_bytes(); };
+  return ids.MemoryBytes() + v(cls) + v(size32) + where.MemoryBytes() + out_begin.MemoryBytes() + ix(out) +
+         v(weak_edges) + ix(by_id) + ix(idom) + v(retained) + ix(path_parent) + v(top_retainers);
 }
 
 Index GraphBuilder::AddObject(uint64_t id, uint32_t cls, uint64_t size, uint64_t where) {
-  const Index i = static_cast<Index>(g_.ids.size());
-  if (i >= kSuperRoot) throw std::runtime_error("more than 2^32-2 objects");
+  const Index i = g_.ids.size();
   g_.ids.push_back(id);
   g_.cls.push_back(cls);
   if (size >= UINT32_MAX) {
@@ -85,15 +86,20 @@ void GraphBuilder::FinishObjects() {
   g_.cls.shrink_to_fit();
   g_.size32.shrink_to_fit();
   g_.where.shrink_to_fit();
+  g_.wide = g_.wide || WideFor(n);
+  g_.out.Reset(g_.wide);
   // Dumps and hprofs mostly list objects in id order already: then by_id
   // stays empty (4 bytes an object saved).
-  g_.by_id.clear();
+  g_.by_id.Reset(g_.wide);
   bool sorted = true;
   for (size_t i = 1; i < n && sorted; ++i) sorted = g_.ids[i - 1] <= g_.ids[i];
   if (!sorted) {
-    g_.by_id.resize(n);
-    for (size_t i = 0; i < n; ++i) g_.by_id[i] = static_cast<Index>(i);
-    std::sort(g_.by_id.begin(), g_.by_id.end(), [&](Index a, Index b) { return g_.ids[a] < g_.ids[b]; });
+    g_.by_id.Visit([&](auto& by_id) {
+      using T = std::remove_reference_t<decltype(by_id[0])>;
+      by_id.resize(n);
+      for (size_t i = 0; i < n; ++i) by_id[i] = static_cast<T>(i);
+      std::sort(by_id.begin(), by_id.end(), [&](T a, T b) { return g_.ids[a] < g_.ids[b]; });
+    });
   }
   for (size_t k = 1; k < n; ++k) {
     if (g_.ids[g_.ById(k)] == g_.ids[g_.ById(k - 1)]) {
@@ -104,20 +110,28 @@ void GraphBuilder::FinishObjects() {
       throw format::FormatError(g_.where[later], "object", std::string("two objects have the id ") + b);
     }
   }
-  g_.out_begin.assign(n + 1, 0);
+  g_.out_begin = PackedU64();
   next_ = 0;
+  begin_ = 0;
 }
 
 void GraphBuilder::BeginEdges(Index i) {
   // Objects without references in between start (and end) here too.
   while (next_ <= i) {
-    g_.out_begin[next_++] = static_cast<uint32_t>(g_.out.size());
+    g_.out_begin.push_back(g_.out.size());
+    ++next_;
   }
+  begin_ = g_.out.size();
 }
 
 void GraphBuilder::Edge(Index to, bool weak) {
-  if (g_.out.size() >= UINT32_MAX) throw std::runtime_error("more than 2^32-1 references");
   const uint64_t e = g_.out.size();
+  // The 4-byte algorithms count an object's references in 32 bits too.
+  if (!g_.wide && e - begin_ >= UINT32_MAX) {
+    g_.wide = true;
+    g_.out.Widen();
+    g_.by_id.Widen();
+  }
   g_.out.push_back(to);
   if (weak) {
     if (g_.weak_edges.size() <= e >> 6) g_.weak_edges.resize((e >> 6) + 1, 0);
@@ -126,7 +140,11 @@ void GraphBuilder::Edge(Index to, bool weak) {
 }
 
 void GraphBuilder::FinishEdges() {
-  while (next_ <= g_.ids.size()) g_.out_begin[next_++] = static_cast<uint32_t>(g_.out.size());
+  while (next_ <= g_.ids.size()) {
+    g_.out_begin.push_back(g_.out.size());
+    ++next_;
+  }
+  g_.out_begin.shrink_to_fit();
   g_.out.shrink_to_fit();
   g_.weak_edges.resize((g_.out.size() >> 6) + 1, 0);
 }

@@ -23,7 +23,8 @@ using index::PreadAll;
 using index::Reader;
 using index::Writer;
 
-constexpr char kMagic[8] = {'L', 'D', 'I', 'N', 'D', 'E', 'X', '2'};
+// 3: 64-bit indices and offsets, each index array with its width.
+constexpr char kMagic[8] = {'L', 'D', 'I', 'N', 'D', 'E', 'X', '3'};
 constexpr size_t kEdge = 64 << 10;  // bytes of the dump's head and tail hashed into the tag
 
 struct Fd {

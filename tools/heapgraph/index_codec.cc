@@ -19,6 +19,20 @@ bool GetPacked(Reader& r, PackedU64& p) {
   return r.ok() && p.Restore(std::move(parts));
 }
 
+// Each index array with its width (4 or 8 bytes an entry) in front.
+void PutIndices(Writer& w, const IndexArray& a) {
+  w.U64(a.entry_bytes());
+  a.Visit([&](const auto& v) { w.Vec(v); });
+}
+
+bool GetIndices(Reader& r, IndexArray& a) {
+  const uint64_t width = r.U64();
+  if (width != 4 && width != 8) return false;
+  a.Reset(width == 8);
+  a.Visit([&](auto& v) { r.Vec(v); });
+  return r.ok();
+}
+
 void PutStrings(Writer& w, const std::vector<std::string>& v) {
   w.U64(v.size());
   for (const std::string& s : v) w.Str(s);
@@ -113,16 +127,16 @@ void PutGraph(Writer& w, const HeapGraph& g) {
   PutMap(w, g.big_sizes);
   PutMap(w, g.elements);
   PutPacked(w, g.where);
-  w.Vec(g.out_begin);
-  w.Vec(g.out);
+  PutPacked(w, g.out_begin);
+  PutIndices(w, g.out);
   w.Vec(g.weak_edges);
-  w.Vec(g.by_id);
+  PutIndices(w, g.by_id);
   w.U64(g.stacks.size());
   for (const auto& s : g.stacks) PutStrings(w, s);
   PutMap(w, g.stack_of);
-  w.Vec(g.idom);
+  PutIndices(w, g.idom);
   w.Vec(g.retained);
-  w.Vec(g.path_parent);
+  PutIndices(w, g.path_parent);
   w.Vec(g.top_retainers);
   w.U64(g.reachable_bytes);
   w.U64(g.total_bytes);
@@ -141,6 +155,8 @@ bool Consistent(const HeapGraph& g) {
   if (g.where.size() != n || g.cls.size() != n || g.size32.size() != n || g.out_begin.size() != n + 1) return false;
   if (g.idom.size() != n || g.retained.size() != n || g.path_parent.size() != n) return false;
   if (!g.by_id.empty() && g.by_id.size() != n) return false;
+  // 4-byte indices cannot name this many objects.
+  if (WideFor(n) && !(g.out.wide() && g.by_id.wide() && g.idom.wide() && g.path_parent.wide())) return false;
   if (g.weak_edges.size() < (g.out.size() >> 6) + 1 && !g.out.empty()) return false;
   for (const ClassInfo& c : g.classes) {
     if (!(c.super < nc || c.super == kNone) || !obj_or(c.object, kNone, kNone)) return false;
@@ -159,9 +175,13 @@ bool Consistent(const HeapGraph& g) {
     if (g.size32[i] == UINT32_MAX && !g.big_sizes.count(static_cast<Index>(i))) return false;
   }
   if (g.out_begin[n] != g.out.size()) return false;
-  for (Index t : g.out) {
-    if (t >= n) return false;
-  }
+  const bool out_ok = g.out.Visit([&](const auto& out) {
+    for (auto t : out) {
+      if (t >= n) return false;
+    }
+    return true;
+  });
+  if (!out_ok) return false;
   for (Index i : g.finalizable) {
     if (i >= n) return false;
   }
@@ -194,8 +214,8 @@ bool GetGraph(Reader& r, HeapGraph& g) {
   for (ClassInfo& c : g.classes) {
     c.name = r.Str();
     c.id = r.U64();
-    c.super = static_cast<Index>(r.U64());
-    c.object = static_cast<Index>(r.U64());
+    c.super = r.U64();
+    c.object = r.U64();
     c.instance_size = static_cast<uint32_t>(r.U64());
     c.platform = r.U64() != 0;
     c.weak = r.U64() != 0;
@@ -223,9 +243,9 @@ bool GetGraph(Reader& r, HeapGraph& g) {
   GetStrings(r, g.root_kinds);
   g.roots.resize(r.Count(8 * 9));
   for (Root& x : g.roots) {
-    x.object = static_cast<Index>(r.U64());
+    x.object = r.U64();
     x.kind = static_cast<uint32_t>(r.U64());
-    x.thread = static_cast<uint32_t>(r.U64());
+    x.thread = r.U64();
     x.slot = r.U64();
     x.ptr = r.U64();
     x.frame_sp = r.U64();
@@ -237,7 +257,7 @@ bool GetGraph(Reader& r, HeapGraph& g) {
   for (ThreadInfo& t : g.threads) {
     t.name = r.Str();
     t.id = r.U64();
-    t.object = static_cast<Index>(r.U64());
+    t.object = r.U64();
     t.state = r.Str();
     GetStrings(r, t.frames);
   }
@@ -268,20 +288,21 @@ bool GetGraph(Reader& r, HeapGraph& g) {
   GetMap(r, g.big_sizes);
   GetMap(r, g.elements);
   if (!GetPacked(r, g.where)) return false;
-  r.Vec(g.out_begin);
-  r.Vec(g.out);
+  if (!GetPacked(r, g.out_begin)) return false;
+  if (!GetIndices(r, g.out)) return false;
   r.Vec(g.weak_edges);
-  r.Vec(g.by_id);
+  if (!GetIndices(r, g.by_id)) return false;
   g.stacks.resize(r.Count(8));
   for (auto& s : g.stacks) GetStrings(r, s);
   GetMap(r, g.stack_of);
-  r.Vec(g.idom);
+  if (!GetIndices(r, g.idom)) return false;
   r.Vec(g.retained);
-  r.Vec(g.path_parent);
+  if (!GetIndices(r, g.path_parent)) return false;
   r.Vec(g.top_retainers);
   g.reachable_bytes = r.U64();
   g.total_bytes = r.U64();
   g.reachable_objects = r.U64();
+  g.wide = g.out.wide();
   return r.ok() && Consistent(g);
 }
 

@@ -72,7 +72,7 @@ class Pages {
   std::string Index_();
   std::string Histogram(const Target& t);
   std::string Classes(const Target& t);
-  uint32_t FindClass(const std::string& name);
+  Index FindClass(const std::string& name);  // kNone: no such class
   std::string StaticValue(const heapgraph::StaticInfo& s);
   Response ClassPage(const Target& t);
   Response Instances(const Target& t);
