@@ -76,8 +76,13 @@ void ExpectSameGraph(const HeapGraph& a, const HeapGraph& b) {
     EXPECT_EQ(a.frames[f].pc, b.frames[f].pc);
     EXPECT_EQ(a.frames[f].thread, b.frames[f].thread);
   }
-  EXPECT_EQ(a.out_begin, b.out_begin);
+  ASSERT_EQ(a.out_begin.size(), b.out_begin.size());
+  for (size_t i = 0; i < a.out_begin.size(); ++i) EXPECT_EQ(a.out_begin[i], b.out_begin[i]);
   EXPECT_EQ(a.out, b.out);
+  EXPECT_EQ(a.out.wide(), b.out.wide());
+  EXPECT_EQ(a.idom.wide(), b.idom.wide());
+  EXPECT_EQ(a.path_parent.wide(), b.path_parent.wide());
+  EXPECT_EQ(a.by_id.wide(), b.by_id.wide());
   EXPECT_EQ(a.weak_edges, b.weak_edges);
   EXPECT_EQ(a.by_id, b.by_id);
   EXPECT_EQ(a.stacks, b.stacks);
@@ -124,6 +129,46 @@ TEST_F(IndexCache, ReadsBackWhatItSaved) {
   ASSERT_TRUE(LoadIndex(index_, dump_, "salt", back, &why)) << why;
   ExpectSameGraph(graph_, back);
   EXPECT_EQ(back.path, dump_);
+}
+
+// Each index array keeps its width (8 bytes from 2^32 - 2 objects on).
+TEST_F(IndexCache, KeepsEachArraysWidth) {
+  ASSERT_FALSE(graph_.out.wide());
+  graph_.out.Widen();
+  graph_.idom.Widen();
+  graph_.path_parent.Widen();
+  graph_.by_id.Widen();
+  graph_.wide = true;
+  std::string why;
+  ASSERT_TRUE(SaveIndex(index_, dump_, "", graph_, &why)) << why;
+  HeapGraph back;
+  ASSERT_TRUE(LoadIndex(index_, dump_, "", back, &why)) << why;
+  EXPECT_TRUE(back.wide);
+  ExpectSameGraph(graph_, back);
+}
+
+// An index of the format before 64-bit indices (magic LDINDEX2) is refused
+// and rebuilt, never read with today's layout.
+TEST_F(IndexCache, RebuildsAnIndexOfTheOlderFormat) {
+  IndexOptions o;
+  o.dir = (dir_ / "cache").string();
+  HeapGraph first, second, third;
+  IndexReport r = OpenIndexed(dump_, first, {}, o);
+  ASSERT_EQ(r.use, IndexUse::kSaved) << r.note;
+  {
+    std::fstream f(r.index, std::ios::in | std::ios::out | std::ios::binary);
+    char magic[8];
+    f.read(magic, 8);
+    ASSERT_EQ(std::string(magic, 8), "LDINDEX3");
+    f.seekp(7);
+    f.put('2');
+  }
+  std::string why;
+  EXPECT_FALSE(LoadIndex(r.index, dump_, "", second, &why));
+  EXPECT_EQ(why, "not an index file");
+  r = OpenIndexed(dump_, third, {}, o);
+  EXPECT_EQ(r.use, IndexUse::kSaved) << r.note;
+  ExpectSameGraph(first, third);
 }
 
 TEST_F(IndexCache, RefusesTruncatedOrDamagedIndexes) {
