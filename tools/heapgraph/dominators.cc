@@ -63,10 +63,13 @@ void Dominators(HeapGraph& g, const BigArray<T>& out, BigArray<T>& g_idom) {
   const T m = static_cast<T>(vertex.size());
 
   // Predecessors of reached nodes, by DFS number, as a CSR: counts first,
-  // then 64-bit offsets packed, then the counts again as each list fills.
-  PackedU64 pred_begin;
+  // then the offsets, then the counts again as each list fills. Offsets past
+  // 2^32 are packed (about 4 bytes a vertex still).
+  using Offsets = std::conditional_t<sizeof(C) == 4, BigArray<uint32_t>, PackedU64>;
+  Offsets pred_begin;
   BigArray<T> pred;
   {
+    if constexpr (sizeof(C) == 4) pred_begin.reserve(size_t{m} + 1);
     BigArray<C> count(m, 0);
     for (T i = 0; i < m; ++i) {
       big_array::Check();
@@ -74,11 +77,11 @@ void Dominators(HeapGraph& g, const BigArray<T>& out, BigArray<T>& g_idom) {
     }
     uint64_t total = 0;
     for (T i = 0; i < m; ++i) {
-      pred_begin.push_back(total);
+      pred_begin.push_back(static_cast<C>(total));
       total += count[i];
       count[i] = 0;
     }
-    pred_begin.push_back(total);
+    pred_begin.push_back(static_cast<C>(total));
     pred.resize(total);
     for (T i = 0; i < m; ++i) {
       big_array::Check();
@@ -146,7 +149,7 @@ void Dominators(HeapGraph& g, const BigArray<T>& out, BigArray<T>& g_idom) {
     if (idom[w] != semi[w]) idom[w] = idom[idom[w]];
   }
   pred.Free();
-  pred_begin = PackedU64();
+  pred_begin = Offsets();
   bucket_head.Free();
   parent.Free();
   label.Free();
