@@ -69,7 +69,7 @@ void Dominators(HeapGraph& g, const BigArray<T>& out, BigArray<T>& g_idom) {
   Offsets pred_begin;
   BigArray<T> pred;
   {
-    if constexpr (sizeof(C) == 4) pred_begin.reserve(size_t{m} + 1);
+    pred_begin.reserve(size_t{m} + 1);
     BigArray<C> count(m, 0);
     for (T i = 0; i < m; ++i) {
       big_array::Check();

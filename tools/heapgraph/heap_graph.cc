@@ -21,17 +21,25 @@ const char* NamedByName(NamedBy n) {
 }
 
 // The number of objects whose id is at most `id` (binary search in id order).
-static size_t UpperBound(const HeapGraph& g, uint64_t id) {
+// `by(k)` is the k-th object in id order; one search per width of by_id, as
+// the loaders call this for every pointer-sized word.
+template <typename By>
+static size_t UpperBound(const HeapGraph& g, uint64_t id, By by) {
   size_t lo = 0, hi = g.size();
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    if (g.ids[g.ById(mid)] <= id) {
+    if (g.ids[by(mid)] <= id) {
       lo = mid + 1;
     } else {
       hi = mid;
     }
   }
   return lo;
+}
+
+static size_t UpperBound(const HeapGraph& g, uint64_t id) {
+  if (g.by_id.empty()) return UpperBound(g, id, [](size_t k) { return k; });
+  return g.by_id.Visit([&](const auto& by_id) { return UpperBound(g, id, [&](size_t k) { return by_id[k]; }); });
 }
 
 Index HeapGraph::Find(uint64_t id) const {
@@ -111,6 +119,7 @@ void GraphBuilder::FinishObjects() {
     }
   }
   g_.out_begin = PackedU64();
+  g_.out_begin.reserve(n + 1);
   next_ = 0;
   begin_ = 0;
 }

@@ -112,7 +112,8 @@ class IndexArray {
       narrow_.push_back(static_cast<uint32_t>(v));
     }
   }
-  size_t size() const { return wide_ ? wide_values_.size() : narrow_.size(); }
+  // One of the two is always empty: no test of the width.
+  size_t size() const { return narrow_.size() + wide_values_.size(); }
   bool empty() const { return size() == 0; }
   size_t capacity() const { return wide_ ? wide_values_.capacity() : narrow_.capacity(); }
   size_t entry_bytes() const { return wide_ ? 8 : 4; }
