@@ -1,6 +1,7 @@
 #include "analyze.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "dominators.h"
 #include "paths.h"
@@ -83,12 +84,16 @@ void Analyze(HeapGraph& g, const std::function<void(const std::string&)>& step) 
   ComputePaths(g);
   say("class retained sizes");
   ClassRetained(g);
-  g.top_retainers.clear();
-  for (Index v = 0; v < g.size(); ++v) {
-    if (g.idom[v] == kSuperRoot) g.top_retainers.push_back(v);
-  }
-  std::sort(g.top_retainers.begin(), g.top_retainers.end(), [&](Index a, Index b) {
-    return g.retained[a] != g.retained[b] ? g.retained[a] > g.retained[b] : a < b;
+  g.top_retainers.Reset(g.idom.wide());
+  g.top_retainers.Visit([&](auto& top) {
+    using T = std::remove_cvref_t<decltype(top[0])>;
+    const BigArray<T>& idom = g.idom.storage<T>();
+    for (T v = 0; v < g.size(); ++v) {
+      if (idom[v] == static_cast<T>(kSuperRoot)) top.push_back(v);
+    }
+    std::sort(top.begin(), top.end(), [&](T a, T b) {
+      return g.retained[a] != g.retained[b] ? g.retained[a] > g.retained[b] : a < b;
+    });
   });
 }
 

@@ -70,7 +70,7 @@ uint64_t HeapGraph::MemoryBytes() const {
   auto v = [](const auto& x) { return uint64_t{x.capacity()} * sizeof(x[0]); };
   auto ix = [](const IndexArray& x) { return uint64_t{x.capacity()} * x.entry_bytes(); };
   return ids.MemoryBytes() + v(cls) + v(size32) + where.MemoryBytes() + out_begin.MemoryBytes() + ix(out) +
-         v(weak_edges) + ix(by_id) + ix(idom) + v(retained) + ix(path_parent) + v(top_retainers);
+         v(weak_edges) + ix(by_id) + ix(idom) + v(retained) + ix(path_parent) + ix(top_retainers);
 }
 
 Index GraphBuilder::AddObject(uint64_t id, uint32_t cls, uint64_t size, uint64_t where) {

@@ -148,7 +148,7 @@ struct HeapGraph {
   IndexArray idom;       // kSuperRoot for objects only the roots dominate, kNone unreachable
   BigArray<uint64_t> retained;
   IndexArray path_parent;  // BFS from the roots over strong references; kSuperRoot at a root
-  std::vector<Index> top_retainers;  // children of the super root, most retained first
+  IndexArray top_retainers;  // children of the super root, most retained first
   uint64_t reachable_bytes = 0;
   uint64_t total_bytes = 0;
   uint64_t reachable_objects = 0;

@@ -71,6 +71,7 @@ class IndexSpan {
   IndexSpan() = default;
   IndexSpan(const uint32_t* p, size_t n) : p_(p), n_(n), wide_(false) {}
   IndexSpan(const uint64_t* p, size_t n) : p_(p), n_(n), wide_(true) {}
+  IndexSpan(const std::vector<Index>& v) : IndexSpan(v.data(), v.size()) {}  // NOLINT: a vector is a span
   size_t size() const { return n_; }
   bool empty() const { return n_ == 0; }
   Index operator[](size_t k) const { return *iterator(p_, k, wide_); }
@@ -118,6 +119,7 @@ class IndexArray {
   size_t capacity() const { return wide_ ? wide_values_.capacity() : narrow_.capacity(); }
   size_t entry_bytes() const { return wide_ ? 8 : 4; }
   bool in_file() const { return wide_ ? wide_values_.in_file() : narrow_.in_file(); }
+  IndexSpan span() const { return span(0, size()); }
   IndexSpan span(size_t begin, size_t end) const {
     return wide_ ? IndexSpan(wide_values_.data() + begin, end - begin) : IndexSpan(narrow_.data() + begin, end - begin);
   }

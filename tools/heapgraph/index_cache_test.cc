@@ -83,6 +83,7 @@ void ExpectSameGraph(const HeapGraph& a, const HeapGraph& b) {
   EXPECT_EQ(a.idom.wide(), b.idom.wide());
   EXPECT_EQ(a.path_parent.wide(), b.path_parent.wide());
   EXPECT_EQ(a.by_id.wide(), b.by_id.wide());
+  EXPECT_EQ(a.top_retainers.wide(), b.top_retainers.wide());
   EXPECT_EQ(a.weak_edges, b.weak_edges);
   EXPECT_EQ(a.by_id, b.by_id);
   EXPECT_EQ(a.stacks, b.stacks);
@@ -138,6 +139,7 @@ TEST_F(IndexCache, KeepsEachArraysWidth) {
   graph_.idom.Widen();
   graph_.path_parent.Widen();
   graph_.by_id.Widen();
+  graph_.top_retainers.Widen();
   graph_.wide = true;
   std::string why;
   ASSERT_TRUE(SaveIndex(index_, dump_, "", graph_, &why)) << why;

@@ -137,7 +137,7 @@ void PutGraph(Writer& w, const HeapGraph& g) {
   PutIndices(w, g.idom);
   w.Vec(g.retained);
   PutIndices(w, g.path_parent);
-  w.Vec(g.top_retainers);
+  PutIndices(w, g.top_retainers);
   w.U64(g.reachable_bytes);
   w.U64(g.total_bytes);
   w.U64(g.reachable_objects);
@@ -156,7 +156,7 @@ bool Consistent(const HeapGraph& g) {
   if (g.idom.size() != n || g.retained.size() != n || g.path_parent.size() != n) return false;
   if (!g.by_id.empty() && g.by_id.size() != n) return false;
   // 4-byte indices cannot name this many objects.
-  if (WideFor(n) && !(g.out.wide() && g.by_id.wide() && g.idom.wide() && g.path_parent.wide())) return false;
+  if (WideFor(n) && !(g.out.wide() && g.by_id.wide() && g.idom.wide() && g.path_parent.wide() && g.top_retainers.wide())) return false;
   if (g.weak_edges.size() < (g.out.size() >> 6) + 1 && !g.out.empty()) return false;
   for (const ClassInfo& c : g.classes) {
     if (!(c.super < nc || c.super == kNone) || !obj_or(c.object, kNone, kNone)) return false;
@@ -185,7 +185,7 @@ bool Consistent(const HeapGraph& g) {
   for (Index i : g.finalizable) {
     if (i >= n) return false;
   }
-  for (Index i : g.top_retainers) {
+  for (Index i : g.top_retainers.span()) {
     if (i >= n) return false;
   }
   for (const auto& [i, s] : g.stack_of) {
@@ -298,7 +298,7 @@ bool GetGraph(Reader& r, HeapGraph& g) {
   if (!GetIndices(r, g.idom)) return false;
   r.Vec(g.retained);
   if (!GetIndices(r, g.path_parent)) return false;
-  r.Vec(g.top_retainers);
+  if (!GetIndices(r, g.top_retainers)) return false;
   g.reachable_bytes = r.U64();
   g.total_bytes = r.U64();
   g.reachable_objects = r.U64();

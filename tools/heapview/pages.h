@@ -81,7 +81,7 @@ class Pages {
   std::string PathPage(Index i);
   std::string Reachable(Index i);
   std::string Roots();
-  std::string DominatorRows(const std::vector<Index>& objs, size_t page);
+  std::string DominatorRows(heapgraph::IndexSpan objs, size_t page);
   Response Dominators(const Target& t);
   std::string Suspects();
   std::string Leaks();
