@@ -1,6 +1,7 @@
 #include "analyze.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "dominators.h"
 #include "paths.h"
@@ -12,40 +13,43 @@ namespace {
 // other instance of the class dominates (MAT's "retained heap" of a class).
 // Walks the dominator tree depth first with a count of the open instances of
 // each class.
-void ClassRetained(HeapGraph& g, const Progress& progress) {
-  const Index n = static_cast<Index>(g.size());
+// T: the width of g.idom (index_array.h).
+template <typename T>
+void ClassRetained(HeapGraph& g, const BigArray<T>& idom, const Progress& progress) {
+  constexpr T kNo = static_cast<T>(kNone), kSuper = static_cast<T>(kSuperRoot);
+  const T n = static_cast<T>(g.size());
   // Children CSR of the dominator tree, the super root being node n.
-  BigArray<uint32_t> begin(n + 2, 0);
+  BigArray<T> begin(n + 2, 0);
   // Two sweeps build the tree's children, then each node is entered once.
   ProgressTicker swept(progress, "class retained sizes", uint64_t{n} * 3);
-  for (Index v = 0; v < n; ++v) {
+  for (T v = 0; v < n; ++v) {
     big_array::Check();
     swept.Tick(v);
-    const Index d = g.idom[v];
-    if (d == kNone) continue;
-    ++begin[(d == kSuperRoot ? n : d) + 1];
+    const T d = idom[v];
+    if (d == kNo) continue;
+    ++begin[(d == kSuper ? n : d) + 1];
   }
-  for (Index i = 0; i <= n; ++i) {
+  for (T i = 0; i <= n; ++i) {
     big_array::Check();
     begin[i + 1] += begin[i];
   }
-  BigArray<Index> child(begin[n + 1]);
+  BigArray<T> child(begin[n + 1]);
   {
-    BigArray<uint32_t> fill(n + 1);
+    BigArray<T> fill(n + 1);
     std::copy(begin.begin(), begin.end() - 1, fill.begin());
-    for (Index v = 0; v < n; ++v) {
+    for (T v = 0; v < n; ++v) {
       big_array::Check();
       swept.Tick(uint64_t{n} + v);
-      const Index d = g.idom[v];
-      if (d == kNone) continue;
-      child[fill[d == kSuperRoot ? n : d]++] = v;
+      const T d = idom[v];
+      if (d == kNo) continue;
+      child[fill[d == kSuper ? n : d]++] = v;
     }
   }
-  std::vector<uint32_t> open(g.classes.size(), 0);
+  std::vector<uint64_t> open(g.classes.size(), 0);
   // (node, next child); a node is entered when pushed, left when popped.
   struct Frame {
-    Index v;
-    uint32_t k;  // the next child
+    T v;
+    T k;  // the next child
   };
   BigArray<Frame> stack;
   stack.push_back({n, begin[n]});
@@ -58,12 +62,16 @@ void ClassRetained(HeapGraph& g, const Progress& progress) {
       stack.pop_back();
       continue;
     }
-    const Index w = child[k++];
+    const T w = child[k++];
     const uint32_t c = g.cls[w];
     if (open[c]++ == 0) g.classes[c].retained += g.retained[w];
     swept.Tick(++entered);
     stack.push_back({w, begin[w]});
   }
+}
+
+void ClassRetained(HeapGraph& g, const Progress& progress) {
+  g.idom.Visit([&](const auto& idom) { ClassRetained(g, idom, progress); });
 }
 
 // `step` hears the phases' names, `progress` also how far each is.
@@ -101,8 +109,7 @@ void AnalyzeWith(HeapGraph& g, const Progress& progress, const std::function<voi
     big_array::Check();
     return a.retained != b.retained ? a.retained > b.retained : a.v < b.v;
   });
-  g.top_retainers.clear();
-  g.top_retainers.reserve(top.size());
+  g.top_retainers.Reset(g.idom.wide());
   for (const Top& t : top) g.top_retainers.push_back(t.v);
 }
 

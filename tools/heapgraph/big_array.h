@@ -185,6 +185,13 @@ class BigArray {
     size_ = 0;
     resize(n, v);
   }
+  // n zeros in new storage, no page touched: the mapping of a file is
+  // sparse until written (tests of offsets past 2^32 entries use it).
+  void AssignZeros(size_t n) {
+    Free();
+    if (n) Reserve(n);
+    size_ = n;
+  }
   void clear() { size_ = 0; }
   // Gives the storage back (vector's swap-with-empty).
   void Free() {

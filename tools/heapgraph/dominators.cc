@@ -1,39 +1,44 @@
 #include "dominators.h"
 
 #include <algorithm>
-#include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 namespace libdump::heapgraph {
 namespace {
 
-constexpr uint32_t kUnseen = UINT32_MAX;
-
-}  // namespace
-
-void ComputeDominators(HeapGraph& g, const Progress& progress) {
-  const Index n = static_cast<Index>(g.size());
-  const Index root = n;  // the super root, node n
+// T holds an object index or a DFS number: uint32_t below 2^32 - 2 objects
+// (WideFor), uint64_t beyond; the builder keeps an object's references below
+// 2^32 in the narrow form too. C counts predecessors: uint64_t when the
+// references and roots together reach 2^32.
+template <typename T, typename C>
+void Dominators(HeapGraph& g, const BigArray<T>& out, BigArray<T>& g_idom, const Progress& progress) {
+  constexpr T kUnseen = static_cast<T>(kNone);
+  const T n = static_cast<T>(g.size());
+  const T root = n;  // the super root, node n
   // Every array below is indexed by DFS number (0 = the super root) except
   // dfn, indexed by node: numbering by DFS order keeps the semidominator
   // comparisons plain integer ones.
-  BigArray<uint32_t> dfn(n + 1, kUnseen);
-  BigArray<Index> vertex;
+  BigArray<T> dfn(n + 1, kUnseen);
+  BigArray<T> vertex;
   vertex.reserve(n + 1);
-  BigArray<uint32_t> parent(n + 1, 0);
+  BigArray<T> parent(n + 1, 0);
 
   // Roots, deduplicated (an object may be several roots).
-  std::vector<Index> roots;
-  for (const Root& r : g.roots) roots.push_back(r.object);
+  std::vector<T> roots;
+  for (const Root& r : g.roots) roots.push_back(static_cast<T>(r.object));
   std::sort(roots.begin(), roots.end());
   roots.erase(std::unique(roots.begin(), roots.end()), roots.end());
-  auto succ = [&](Index v) -> std::span<const Index> { return v == root ? std::span<const Index>(roots) : g.Out(v); };
+  auto succ = [&](T v) -> std::span<const T> {
+    if (v == root) return std::span<const T>(roots);
+    return {out.data() + g.out_begin[v], out.data() + g.out_begin[v + 1]};
+  };
 
   // Iterative DFS: (node, next successor) pairs.
   {
     struct Frame {
-      Index v;
-      uint32_t k;  // the next successor
+      T v;
+      T k;  // the next successor
     };
     BigArray<Frame> stack;
     ProgressTicker numbered(progress, "dominators: numbering", n);
@@ -48,41 +53,48 @@ void ComputeDominators(HeapGraph& g, const Progress& progress) {
         stack.pop_back();
         continue;
       }
-      const Index w = s[k++];
+      const T w = s[k++];
       if (dfn[w] != kUnseen) continue;
-      dfn[w] = static_cast<uint32_t>(vertex.size());
+      dfn[w] = static_cast<T>(vertex.size());
       parent[dfn[w]] = dfn[v];
       vertex.push_back(w);
       numbered.Tick(vertex.size() - 1);  // the super root is no object
       stack.push_back({w, 0});
     }
   }
-  const uint32_t m = static_cast<uint32_t>(vertex.size());
+  const T m = static_cast<T>(vertex.size());
 
-  // Predecessors of reached nodes, by DFS number, as a CSR.
-  BigArray<uint32_t> pred_begin(m + 1, 0);
-  BigArray<uint32_t> pred;
+  // Predecessors of reached nodes, by DFS number, as a CSR: counts first,
+  // then the offsets, then the counts again as each list fills. Offsets past
+  // 2^32 are packed (about 4 bytes a vertex still).
+  using Offsets = std::conditional_t<sizeof(C) == 4, BigArray<uint32_t>, PackedU64>;
+  Offsets pred_begin;
+  BigArray<T> pred;
   {
+    pred_begin.reserve(size_t{m} + 1);
+    BigArray<C> count(m, 0);
     // Two sweeps of the vertices: counting, then filling.
     ProgressTicker swept(progress, "dominators: predecessors", uint64_t{m} * 2);
-    for (uint32_t i = 0; i < m; ++i) {
+    for (T i = 0; i < m; ++i) {
       big_array::Check();
       swept.Tick(i);
-      for (Index w : succ(vertex[i])) ++pred_begin[dfn[w] + 1];
+      for (T w : succ(vertex[i])) ++count[dfn[w]];
     }
-    // The super root's edges come on top of the references, which the
-    // builder bounds to 2^32 - 1: the counts must still fit their 32 bits.
     uint64_t total = 0;
-    for (uint32_t i = 0; i < m; ++i) total += pred_begin[i + 1];
-    if (total > UINT32_MAX) throw std::runtime_error("more than 2^32-1 references and roots");
-    for (uint32_t i = 0; i < m; ++i) pred_begin[i + 1] += pred_begin[i];
-    pred.resize(pred_begin[m]);
-    BigArray<uint32_t> fill(m);
-    std::copy(pred_begin.begin(), pred_begin.end() - 1, fill.begin());
-    for (uint32_t i = 0; i < m; ++i) {
+    for (T i = 0; i < m; ++i) {
+      pred_begin.push_back(static_cast<C>(total));
+      total += count[i];
+      count[i] = 0;
+    }
+    pred_begin.push_back(static_cast<C>(total));
+    pred.resize(total);
+    for (T i = 0; i < m; ++i) {
       big_array::Check();
       swept.Tick(uint64_t{m} + i);
-      for (Index w : succ(vertex[i])) pred[fill[dfn[w]]++] = i;
+      for (T w : succ(vertex[i])) {
+        const T d = dfn[w];
+        pred[pred_begin[d] + count[d]++] = i;
+      }
     }
   }
   // From here on only DFS numbers: dfn goes before the next arrays come.
@@ -91,31 +103,31 @@ void ComputeDominators(HeapGraph& g, const Progress& progress) {
   // A vertex waits in one bucket at a time and gets its idom when it leaves
   // it, so idom[] holds the bucket's next link until then (4 bytes an object
   // less than a separate link array).
-  BigArray<uint32_t> semi(m), label(m), idom(m, 0);
+  BigArray<T> semi(m), label(m), idom(m, 0);
   // The forest of linked vertices. Vertices are linked in decreasing DFS
   // number, each to its DFS parent, so the ones at or above `linked` are in
   // the forest; an unlinked vertex's entry still holds its DFS parent, which
   // is what linking sets it to: one array serves for both (4 bytes an object
   // less). Path compression changes linked vertices' entries only.
-  BigArray<uint32_t>& ancestor = parent;
-  uint32_t linked = m;
-  BigArray<uint32_t> bucket_head(m, kUnseen);
-  for (uint32_t i = 0; i < m; ++i) semi[i] = label[i] = i;
+  BigArray<T>& ancestor = parent;
+  T linked = m;
+  BigArray<T> bucket_head(m, kUnseen);
+  for (T i = 0; i < m; ++i) semi[i] = label[i] = i;
 
   // eval with path compression, iterative: climb to the forest root first,
   // then compress top-down.
-  BigArray<uint32_t> path;
-  auto eval = [&](uint32_t v) -> uint32_t {
+  BigArray<T> path;
+  auto eval = [&](T v) -> T {
     if (v < linked) return v;
     path.clear();
-    uint32_t x = v;
+    T x = v;
     while (ancestor[x] >= linked) {
       path.push_back(x);
       x = ancestor[x];
     }
     for (size_t k = path.size(); k-- > 0;) {
-      const uint32_t y = path[k];
-      const uint32_t a = ancestor[y];
+      const T y = path[k];
+      const T a = ancestor[y];
       if (semi[label[a]] < semi[label[y]]) label[y] = label[a];
       ancestor[y] = ancestor[a];
     }
@@ -123,59 +135,77 @@ void ComputeDominators(HeapGraph& g, const Progress& progress) {
   };
 
   ProgressTicker semidominated(progress, "dominators: semidominators", m - 1);
-  for (uint32_t w = m - 1; w > 0; --w) {
+  for (T w = m - 1; w > 0; --w) {
     big_array::Check();
     semidominated.Tick(m - w);
-    for (uint32_t e = pred_begin[w]; e < pred_begin[w + 1]; ++e) {
-      const uint32_t u = eval(pred[e]);
+    for (uint64_t e = pred_begin[w], end = pred_begin[w + 1]; e < end; ++e) {
+      const T u = eval(pred[e]);
       if (semi[u] < semi[w]) semi[w] = semi[u];
     }
     idom[w] = bucket_head[semi[w]];  // the bucket's next link
     bucket_head[semi[w]] = w;
-    const uint32_t p = parent[w];
+    const T p = parent[w];
     linked = w;  // ancestor[w] is p already
-    for (uint32_t v = bucket_head[p], next; v != kUnseen; v = next) {
+    for (T v = bucket_head[p], next; v != kUnseen; v = next) {
       next = idom[v];
-      const uint32_t u = eval(v);
+      const T u = eval(v);
       idom[v] = semi[u] < semi[v] ? u : p;
     }
     bucket_head[p] = kUnseen;
   }
-  for (uint32_t w = 1; w < m; ++w) {
+  for (T w = 1; w < m; ++w) {
     if (idom[w] != semi[w]) idom[w] = idom[idom[w]];
   }
   pred.Free();
-  pred_begin.Free();
+  pred_begin = Offsets();
   bucket_head.Free();
   parent.Free();
   label.Free();
   semi.Free();
 
-  g.idom.assign(n, kNone);
+  g_idom.assign(n, kUnseen);
   g.retained.resize(n);
   // Every object's own size, then the reached vertices' sweep.
   ProgressTicker summed(progress, "dominators: retained sizes", uint64_t{n} + m - 1);
-  for (Index i = 0; i < n; ++i) {
+  for (T i = 0; i < n; ++i) {
     big_array::Check();
     summed.Tick(i);
     g.retained[i] = g.Size(i);
   }
   // Children after parents in DFS order, so sizes flow up in one sweep.
-  for (uint32_t w = m - 1; w > 0; --w) {
+  for (T w = m - 1; w > 0; --w) {
     big_array::Check();
     summed.Tick(uint64_t{n} + m - w);
-    const Index v = vertex[w];
-    const uint32_t d = idom[w];
+    const T v = vertex[w];
+    const T d = idom[w];
     if (d == 0) {
-      g.idom[v] = kSuperRoot;
+      g_idom[v] = static_cast<T>(kSuperRoot);
     } else {
-      g.idom[v] = vertex[d];
+      g_idom[v] = vertex[d];
       g.retained[vertex[d]] += g.retained[v];
     }
   }
   g.reachable_objects = m - 1;
   g.reachable_bytes = 0;
-  for (uint32_t w = 1; w < m; ++w) g.reachable_bytes += g.Size(vertex[w]);
+  for (T w = 1; w < m; ++w) g.reachable_bytes += g.Size(vertex[w]);
+}
+
+}  // namespace
+
+void ComputeDominators(HeapGraph& g, const Progress& progress) {
+  g.idom.Reset(g.out.wide());
+  // The counts of predecessors stay in 32 bits unless the references (and
+  // roots) together do not.
+  const bool wide_counts = g.out.size() + g.roots.size() >= UINT32_MAX;
+  g.out.Visit([&](const auto& out) {
+    using T = std::remove_cvref_t<decltype(out[0])>;
+    BigArray<T>& idom = g.idom.storage<T>();
+    if (wide_counts) {
+      Dominators<T, uint64_t>(g, out, idom, progress);
+    } else {
+      Dominators<T, T>(g, out, idom, progress);
+    }
+  });
 }
 
 }  // namespace libdump::heapgraph

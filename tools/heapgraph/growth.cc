@@ -123,14 +123,14 @@ void Objects(const std::vector<const HeapGraph*>& s, const NameIds& names, size_
   if (pts.empty()) return;
 
   // Dominator-tree children (CSR) of the newest dump, to walk what a point retains.
-  std::vector<uint32_t> begin(last.size() + 1, 0);
+  std::vector<uint64_t> begin(last.size() + 1, 0);
   for (Index i = 0; i < last.size(); ++i) {
     const Index p = last.idom[i];
     if (p != kNone && p != kSuperRoot) ++begin[p + 1];
   }
   for (size_t i = 0; i < last.size(); ++i) begin[i + 1] += begin[i];
   std::vector<Index> kids(begin.back());
-  std::vector<uint32_t> fill(begin.begin(), begin.end() - 1);
+  std::vector<uint64_t> fill(begin.begin(), begin.end() - 1);
   for (Index i = 0; i < last.size(); ++i) {
     const Index p = last.idom[i];
     if (p != kNone && p != kSuperRoot) kids[fill[p]++] = i;
@@ -155,7 +155,7 @@ void Objects(const std::vector<const HeapGraph*>& s, const NameIds& names, size_
         ++part.count;
         part.bytes += last.Size(x);
       }
-      for (uint32_t k = begin[x]; k < begin[x + 1]; ++k) stack.push_back(kids[k]);
+      for (uint64_t k = begin[x]; k < begin[x + 1]; ++k) stack.push_back(kids[k]);
     }
     for (auto& [name, part] : parts) ap.grown_by.push_back(part);
     std::stable_sort(ap.grown_by.begin(), ap.grown_by.end(),

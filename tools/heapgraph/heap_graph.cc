@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -23,6 +24,7 @@ const char* NamedByName(NamedBy n) {
 }
 
 // The number of objects whose id is at most `id` (binary search in id order).
+// `by(k)` is the k-th object in id order; one search per width of by_id.
 // Every reference of a file comes here once when it is loaded: most of the
 // load's CPU. Ids in file order and packed (the usual case) are searched
 // first among their blocks' first ids, 8 bytes each and contiguous, then
@@ -31,7 +33,8 @@ const char* NamedByName(NamedBy n) {
 // blocks the halving branches (the next step's load starts before the
 // comparison is known), in the block it is a conditional move: of the
 // pairings tried this one measured fastest on the 10^7 bench dump.
-static size_t UpperBound(const HeapGraph& g, uint64_t id) {
+template <typename By>
+static size_t UpperBound(const HeapGraph& g, uint64_t id, By by) {
   size_t lo = 0, hi = g.size();
   if (g.by_id.empty() && g.ids.packed() && hi > 0) {
     constexpr size_t kBlock = PackedU64::kBlock;
@@ -50,13 +53,18 @@ static size_t UpperBound(const HeapGraph& g, uint64_t id) {
   }
   while (lo < hi) {
     const size_t mid = lo + (hi - lo) / 2;
-    if (g.ids[g.ById(mid)] <= id) {
+    if (g.ids[by(mid)] <= id) {
       lo = mid + 1;
     } else {
       hi = mid;
     }
   }
   return lo;
+}
+
+static size_t UpperBound(const HeapGraph& g, uint64_t id) {
+  if (g.by_id.empty()) return UpperBound(g, id, [](size_t k) { return k; });
+  return g.by_id.Visit([&](const auto& by_id) { return UpperBound(g, id, [&](size_t k) { return by_id[k]; }); });
 }
 
 Index HeapGraph::Find(uint64_t id) const {
@@ -74,7 +82,7 @@ Index FindContaining(const HeapGraph& g, uint64_t ptr) {
   return ptr - g.ids[i] < std::max<uint64_t>(g.Size(i), 1) ? i : kNone;
 }
 
-bool HeapGraph::IsSubclass(uint32_t sub, uint32_t base) const {
+bool HeapGraph::IsSubclass(Index sub, Index base) const {
   // Bounded by the class count: a corrupt file may loop its superclasses.
   for (size_t steps = 0; sub != kNone && steps <= classes.size(); ++steps) {
     if (sub == base) return true;
@@ -85,8 +93,9 @@ bool HeapGraph::IsSubclass(uint32_t sub, uint32_t base) const {
 
 uint64_t HeapGraph::MemoryBytes() const {
   auto v = [](const auto& x) { return uint64_t{x.capacity()} * sizeof(x[0]); };
-  return ids.MemoryBytes() + v(cls) + v(size32) + where.MemoryBytes() + v(out_begin) + v(out) + v(weak_edges) + v(by_id) + v(idom) +
-         v(retained) + v(path_parent) + v(top_retainers);
+  auto ix = [](const IndexArray& x) { return uint64_t{x.capacity()} * x.entry_bytes(); };
+  return ids.MemoryBytes() + v(cls) + v(size32) + where.MemoryBytes() + out_begin.MemoryBytes() + ix(out) +
+         v(weak_edges) + ix(by_id) + ix(idom) + v(retained) + ix(path_parent) + ix(top_retainers);
 }
 
 // by_id: the object indices in increasing id, equal ids by index (so the
@@ -137,8 +146,7 @@ static void SortById(const HeapGraph& g, BigArray<T>& by_id) {
 }
 
 Index GraphBuilder::AddObject(uint64_t id, uint32_t cls, uint64_t size, uint64_t where) {
-  const Index i = static_cast<Index>(g_.ids.size());
-  if (i >= kSuperRoot) throw std::runtime_error("more than 2^32-2 objects");
+  const Index i = g_.ids.size();
   g_.ids.push_back(id);
   g_.cls.push_back(cls);
   if (size >= UINT32_MAX) {
@@ -158,12 +166,14 @@ void GraphBuilder::FinishObjects() {
   g_.cls.shrink_to_fit();
   g_.size32.shrink_to_fit();
   g_.where.shrink_to_fit();
+  g_.wide = g_.wide || WideFor(n);
+  g_.out.Reset(g_.wide);
   // Dumps and hprofs mostly list objects in id order already: then by_id
   // stays empty (4 bytes an object saved).
-  g_.by_id.clear();
+  g_.by_id.Reset(g_.wide);
   bool sorted = true;
   for (size_t i = 1; i < n && sorted; ++i) sorted = g_.ids[i - 1] <= g_.ids[i];
-  if (!sorted) SortById(g_, g_.by_id);
+  if (!sorted) g_.by_id.Visit([&](auto& by_id) { SortById(g_, by_id); });
   for (size_t k = 1; k < n; ++k) {
     if (g_.ids[g_.ById(k)] == g_.ids[g_.ById(k - 1)]) {
       char b[32];
@@ -173,20 +183,29 @@ void GraphBuilder::FinishObjects() {
       throw format::FormatError(g_.where[later], "object", std::string("two objects have the id ") + b);
     }
   }
-  g_.out_begin.assign(n + 1, 0);
+  g_.out_begin = PackedU64();
+  g_.out_begin.reserve(n + 1);
   next_ = 0;
+  begin_ = 0;
 }
 
 void GraphBuilder::BeginEdges(Index i) {
   // Objects without references in between start (and end) here too.
   while (next_ <= i) {
-    g_.out_begin[next_++] = static_cast<uint32_t>(g_.out.size());
+    g_.out_begin.push_back(g_.out.size());
+    ++next_;
   }
+  begin_ = g_.out.size();
 }
 
 void GraphBuilder::Edge(Index to, bool weak) {
-  if (g_.out.size() >= UINT32_MAX) throw std::runtime_error("more than 2^32-1 references");
   const uint64_t e = g_.out.size();
+  // The 4-byte algorithms count an object's references in 32 bits too.
+  if (!g_.wide && e - begin_ >= UINT32_MAX) {
+    g_.wide = true;
+    g_.out.Widen();
+    g_.by_id.Widen();
+  }
   g_.out.push_back(to);
   if (weak) {
     if (g_.weak_edges.size() <= e >> 6) g_.weak_edges.resize((e >> 6) + 1, 0);
@@ -195,7 +214,11 @@ void GraphBuilder::Edge(Index to, bool weak) {
 }
 
 void GraphBuilder::FinishEdges() {
-  while (next_ <= g_.ids.size()) g_.out_begin[next_++] = static_cast<uint32_t>(g_.out.size());
+  while (next_ <= g_.ids.size()) {
+    g_.out_begin.push_back(g_.out.size());
+    ++next_;
+  }
+  g_.out_begin.shrink_to_fit();
   g_.out.shrink_to_fit();
   g_.weak_edges.resize((g_.out.size() >> 6) + 1, 0);
 }

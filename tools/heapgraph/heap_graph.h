@@ -4,8 +4,10 @@
 // Objects are numbered 0..n-1 in file order; each array below has one entry
 // per object (structure of arrays, so an object costs a few fixed words and
 // nothing per field). References are a CSR: the targets of object i are
-// out[out_begin[i] .. out_begin[i+1]). Field values are not kept: an object
-// page reads its one record again (ReadObject in object_detail.h).
+// out[out_begin[i] .. out_begin[i+1]), offsets of 64 bits packed to about 4
+// bytes an object, indices of 4 or 8 bytes (index_array.h). Field values are
+// not kept: an object page reads its one record again (ReadObject in
+// object_detail.h).
 #pragma once
 
 #include <cstdint>
@@ -15,13 +17,10 @@
 #include <vector>
 
 #include "big_array.h"
+#include "index_array.h"
 #include "packed_u64.h"
 
 namespace libdump::heapgraph {
-
-using Index = uint32_t;
-inline constexpr Index kNone = UINT32_MAX;      // no object / unreachable
-inline constexpr Index kSuperRoot = UINT32_MAX - 1;  // idom / path parent of a root
 
 enum class Source { kDump, kHprof };
 
@@ -75,7 +74,7 @@ struct ClassInfo {
 struct Root {
   Index object = kNone;
   uint32_t kind = 0;      // index into HeapGraph::root_kinds
-  uint32_t thread = kNone;  // index into HeapGraph::threads
+  Index thread = kNone;   // index into HeapGraph::threads
   std::string label;      // frame, description or slot address
   uint64_t slot = 0;      // dump stack and data roots: the address of the word holding the pointer
   uint64_t ptr = 0;       // dump roots: the pointer itself (it may point inside `object`)
@@ -131,10 +130,14 @@ struct HeapGraph {
   std::unordered_map<Index, uint64_t> big_sizes;
   std::unordered_map<Index, uint64_t> elements;  // element counts the typing pass found (arrays of a named type)
   PackedU64 where;               // offset of the object's record, for ReadObject (4 bytes each)
-  BigArray<uint32_t> out_begin;  // n + 1
-  BigArray<Index> out;
+  // The width of every IndexArray below: 8 bytes from 2^32 - 2 objects on
+  // (WideFor), or when set before the objects are added (tests run the wide
+  // path on small graphs so).
+  bool wide = false;
+  PackedU64 out_begin;  // n + 1 offsets into out (4 bytes each while they grow slowly)
+  IndexArray out;
   BigArray<uint64_t> weak_edges;  // bit per entry of `out`: a Reference's referent
-  BigArray<Index> by_id;      // object indices in increasing id; empty when file order is id order
+  IndexArray by_id;      // object indices in increasing id; empty when file order is id order
 
   // Allocation stacks (dump: allocstack records; hprof: traces of objects
   // that name one). stack_of maps an object to an index of stacks.
@@ -142,10 +145,10 @@ struct HeapGraph {
   std::unordered_map<Index, uint32_t> stack_of;
 
   // Filled by Analyze().
-  BigArray<Index> idom;       // kSuperRoot for objects only the roots dominate, kNone unreachable
+  IndexArray idom;       // kSuperRoot for objects only the roots dominate, kNone unreachable
   BigArray<uint64_t> retained;
-  BigArray<Index> path_parent;  // BFS from the roots over strong references; kSuperRoot at a root
-  BigArray<Index> top_retainers;  // children of the super root, most retained first
+  IndexArray path_parent;  // BFS from the roots over strong references; kSuperRoot at a root
+  IndexArray top_retainers;  // children of the super root, most retained first
   uint64_t reachable_bytes = 0;
   uint64_t total_bytes = 0;
   uint64_t reachable_objects = 0;
@@ -153,13 +156,13 @@ struct HeapGraph {
   size_t size() const { return ids.size(); }
   Index ById(size_t k) const { return by_id.empty() ? static_cast<Index>(k) : by_id[k]; }
   uint64_t Size(Index i) const { return size32[i] != UINT32_MAX ? size32[i] : big_sizes.at(i); }
-  std::span<const Index> Out(Index i) const { return {out.data() + out_begin[i], out.data() + out_begin[i + 1]}; }
+  IndexSpan Out(Index i) const { return out.span(out_begin[i], out_begin[i + 1]); }
   bool WeakEdge(uint64_t e) const { return weak_edges[e >> 6] >> (e & 63) & 1; }
   // The object with this id, or kNone.
   Index Find(uint64_t id) const;
   const std::string& ClassName(Index i) const { return classes[cls[i]].name; }
   // Whether `sub` is `base` or one of its subclasses.
-  bool IsSubclass(uint32_t sub, uint32_t base) const;
+  bool IsSubclass(Index sub, Index base) const;
   // Bytes of memory the graph itself holds.
   uint64_t MemoryBytes() const;
 };
@@ -167,6 +170,8 @@ struct HeapGraph {
 // Appends objects and references in file order. Pass 1 adds every object
 // (AddObject) and FinishObjects() sorts the ids; pass 2 adds the references
 // of each object in the same order (BeginEdges(i), then Edge...).
+// FinishObjects chooses the width of the index arrays by the object count;
+// an object with 2^32 or more references widens them too.
 class GraphBuilder {
  public:
   explicit GraphBuilder(HeapGraph& g) : g_(g) {}
@@ -181,6 +186,7 @@ class GraphBuilder {
  private:
   HeapGraph& g_;
   Index next_ = 0;
+  uint64_t begin_ = 0;  // where the current object's references start in out
 };
 
 // Resolves a pointer to the object whose [id, id + size) holds it (dump

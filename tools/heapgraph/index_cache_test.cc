@@ -81,8 +81,14 @@ void ExpectSameGraph(const HeapGraph& a, const HeapGraph& b) {
     EXPECT_EQ(a.frames[f].pc, b.frames[f].pc);
     EXPECT_EQ(a.frames[f].thread, b.frames[f].thread);
   }
-  EXPECT_EQ(a.out_begin, b.out_begin);
+  ASSERT_EQ(a.out_begin.size(), b.out_begin.size());
+  for (size_t i = 0; i < a.out_begin.size(); ++i) EXPECT_EQ(a.out_begin[i], b.out_begin[i]);
   EXPECT_EQ(a.out, b.out);
+  EXPECT_EQ(a.out.wide(), b.out.wide());
+  EXPECT_EQ(a.idom.wide(), b.idom.wide());
+  EXPECT_EQ(a.path_parent.wide(), b.path_parent.wide());
+  EXPECT_EQ(a.by_id.wide(), b.by_id.wide());
+  EXPECT_EQ(a.top_retainers.wide(), b.top_retainers.wide());
   EXPECT_EQ(a.weak_edges, b.weak_edges);
   EXPECT_EQ(a.by_id, b.by_id);
   EXPECT_EQ(a.stacks, b.stacks);
@@ -129,6 +135,47 @@ TEST_F(IndexCache, ReadsBackWhatItSaved) {
   ASSERT_TRUE(LoadIndex(index_, dump_, "salt", back, &why)) << why;
   ExpectSameGraph(graph_, back);
   EXPECT_EQ(back.path, dump_);
+}
+
+// Each index array keeps its width (8 bytes from 2^32 - 2 objects on).
+TEST_F(IndexCache, KeepsEachArraysWidth) {
+  ASSERT_FALSE(graph_.out.wide());
+  graph_.out.Widen();
+  graph_.idom.Widen();
+  graph_.path_parent.Widen();
+  graph_.by_id.Widen();
+  graph_.top_retainers.Widen();
+  graph_.wide = true;
+  std::string why;
+  ASSERT_TRUE(SaveIndex(index_, dump_, "", graph_, &why)) << why;
+  HeapGraph back;
+  ASSERT_TRUE(LoadIndex(index_, dump_, "", back, &why)) << why;
+  EXPECT_TRUE(back.wide);
+  ExpectSameGraph(graph_, back);
+}
+
+// An index of an earlier format (magic LDINDEX3) is refused and rebuilt,
+// never read with today's layout.
+TEST_F(IndexCache, RebuildsAnIndexOfTheOlderFormat) {
+  IndexOptions o;
+  o.dir = (dir_ / "cache").string();
+  HeapGraph first, second, third;
+  IndexReport r = OpenIndexed(dump_, first, {}, o);
+  ASSERT_EQ(r.use, IndexUse::kSaved) << r.note;
+  {
+    std::fstream f(r.index, std::ios::in | std::ios::out | std::ios::binary);
+    char magic[8];
+    f.read(magic, 8);
+    ASSERT_EQ(std::string(magic, 8), "LDINDEX4");
+    f.seekp(7);
+    f.put('3');
+  }
+  std::string why;
+  EXPECT_FALSE(LoadIndex(r.index, dump_, "", second, &why));
+  EXPECT_EQ(why, "an index of another format version");
+  r = OpenIndexed(dump_, third, {}, o);
+  EXPECT_EQ(r.use, IndexUse::kSaved) << r.note;
+  ExpectSameGraph(first, third);
 }
 
 TEST_F(IndexCache, RefusesTruncatedOrDamagedIndexes) {
@@ -215,20 +262,26 @@ TEST_F(IndexCache, RefusesIndexesOutOfRangeEvenWithGoodHashes) {
   ASSERT_GT(n, 2u);
   ASSERT_FALSE(graph_.out.empty());
   ASSERT_FALSE(graph_.top_retainers.empty());
+  // out_begin is packed: rebuilt with one value changed.
+  auto set_begin = [](HeapGraph& g, size_t i, uint64_t v) {
+    PackedU64 p;
+    for (size_t k = 0; k < g.out_begin.size(); ++k) p.push_back(k == i ? v : g.out_begin[k]);
+    g.out_begin = std::move(p);
+  };
   const std::vector<std::function<void(HeapGraph&)>> breaks = {
-      [&](HeapGraph& g) { g.out[0] = n; },
-      [&](HeapGraph& g) { g.out[g.out.size() - 1] = UINT32_MAX; },
+      [&](HeapGraph& g) { g.out.Set(0, n); },
+      [&](HeapGraph& g) { g.out.Set(g.out.size() - 1, kNone); },
       [&](HeapGraph& g) { g.cls[n - 1] = static_cast<uint32_t>(g.classes.size()); },
-      [&](HeapGraph& g) { g.idom[1] = n; },
-      [&](HeapGraph& g) { g.path_parent[n - 1] = n + 5; },
-      [&](HeapGraph& g) { g.top_retainers[0] = n; },
-      [&](HeapGraph& g) { g.out_begin[1] = g.out_begin[2] + 1; },
-      [&](HeapGraph& g) { g.out_begin[n] = static_cast<uint32_t>(g.out.size() + 1); },
+      [&](HeapGraph& g) { g.idom.Set(1, n); },
+      [&](HeapGraph& g) { g.path_parent.Set(n - 1, n + 5); },
+      [&](HeapGraph& g) { g.top_retainers.Set(0, n); },
+      [&](HeapGraph& g) { set_begin(g, 1, g.out_begin[2] + 1); },
+      [&](HeapGraph& g) { set_begin(g, n, g.out.size() + 1); },
       [&](HeapGraph& g) { g.size32[0] = UINT32_MAX; },  // no big_sizes entry
       [&](HeapGraph& g) {
         g.by_id.resize(g.size());
-        for (Index i = 0; i < g.size(); ++i) g.by_id[i] = i;
-        g.by_id[n / 2] = n;
+        for (Index i = 0; i < g.size(); ++i) g.by_id.Set(i, i);
+        g.by_id.Set(n / 2, n);
       },
   };
   std::string why;
@@ -243,8 +296,8 @@ TEST_F(IndexCache, RefusesIndexesOutOfRangeEvenWithGoodHashes) {
   }
   // The marks an idom or a path parent may hold are in range.
   HeapGraph marked = graph_;
-  marked.idom[0] = kNone;
-  marked.path_parent[0] = kSuperRoot;
+  marked.idom.Set(0, kNone);
+  marked.path_parent.Set(0, kSuperRoot);
   ASSERT_TRUE(SaveIndex(index_, dump_, "", marked, &why)) << why;
   HeapGraph g;
   EXPECT_TRUE(LoadIndex(index_, dump_, "", g, &why)) << why;

@@ -129,6 +129,20 @@ bool GetPacked(Reader& r, PackedU64& p) {
   return r.ok() && p.Restore(std::move(parts));
 }
 
+// Each index array with its width (4 or 8 bytes an entry) in front.
+void PutIndices(Writer& w, const IndexArray& a) {
+  w.U64(a.entry_bytes());
+  a.Visit([&](const auto& v) { w.Array(v); });
+}
+
+bool GetIndices(Reader& r, IndexArray& a) {
+  const uint64_t width = r.U64();
+  if (width != 4 && width != 8) return false;
+  a.Reset(width == 8);
+  a.Visit([&](auto& v) { r.Array(v); });
+  return r.ok();
+}
+
 void PutStrings(Writer& w, const std::vector<std::string>& v) {
   w.U64(v.size());
   for (const std::string& s : v) w.Str(s);
@@ -223,17 +237,17 @@ void PutGraph(Writer& w, const HeapGraph& g) {
   PutMap(w, g.big_sizes);
   PutMap(w, g.elements);
   PutPacked(w, g.where);
-  w.Array(g.out_begin);
-  w.Array(g.out);
+  PutPacked(w, g.out_begin);
+  PutIndices(w, g.out);
   w.Array(g.weak_edges);
-  w.Array(g.by_id);
+  PutIndices(w, g.by_id);
   w.U64(g.stacks.size());
   for (const auto& s : g.stacks) PutStrings(w, s);
   PutMap(w, g.stack_of);
-  w.Array(g.idom);
+  PutIndices(w, g.idom);
   w.Array(g.retained);
-  w.Array(g.path_parent);
-  w.Array(g.top_retainers);
+  PutIndices(w, g.path_parent);
+  PutIndices(w, g.top_retainers);
   w.U64(g.reachable_bytes);
   w.U64(g.total_bytes);
   w.U64(g.reachable_objects);
@@ -250,15 +264,17 @@ constexpr size_t kBlock = 64;
 
 // The largest of p[0..m), plus `bias` (wrapping), so that kNone and
 // kSuperRoot (bias 2) come out as 1 and 0.
-uint32_t MaxPlus(const uint32_t* p, size_t m, uint32_t bias) {
-  uint32_t lanes[kBlock] = {};
+// T: 4- or 8-byte entries (index_array.h), the marks at the top of either.
+template <typename T>
+T MaxPlus(const T* p, size_t m, T bias) {
+  T lanes[kBlock] = {};
   size_t j = 0;
   for (; j + kBlock <= m; j += kBlock) {
-    for (size_t k = 0; k < kBlock; ++k) lanes[k] = std::max(lanes[k], static_cast<uint32_t>(p[j + k] + bias));
+    for (size_t k = 0; k < kBlock; ++k) lanes[k] = std::max(lanes[k], static_cast<T>(p[j + k] + bias));
   }
-  uint32_t top = 0;
-  for (; j < m; ++j) top = std::max(top, static_cast<uint32_t>(p[j] + bias));
-  for (uint32_t v : lanes) top = std::max(top, v);
+  T top = 0;
+  for (; j < m; ++j) top = std::max(top, static_cast<T>(p[j] + bias));
+  for (T v : lanes) top = std::max(top, v);
   return top;
 }
 
@@ -292,9 +308,18 @@ bool Ascending(const uint32_t* p, size_t m) {
 }
 
 // All of p[0..m) below n.
-bool Below(const uint32_t* p, size_t m, uint64_t n) { return m == 0 || MaxPlus(p, m, 0) < n; }
+template <typename T>
+bool Below(const T* p, size_t m, uint64_t n) { return m == 0 || MaxPlus<T>(p, m, 0) < n; }
 // All of p[0..m) below n, or kNone, or kSuperRoot.
-bool BelowOrMark(const uint32_t* p, size_t m, uint64_t n) { return m == 0 || MaxPlus(p, m, 2) < n + 2; }
+template <typename T>
+bool BelowOrMark(const T* p, size_t m, uint64_t n) { return m == 0 || uint64_t{MaxPlus<T>(p, m, 2)} < n + 2; }
+
+// One index array of either width, each entry below n (or a mark).
+bool VerifyIndices(Reader& r, const IndexArray& a, uint64_t n, bool marks) {
+  return a.Visit([&](const auto& v) {
+    return r.Verify(v, [&](const auto* p, size_t m, size_t) { return marks ? BelowOrMark(p, m, n) : Below(p, m, n); });
+  });
+}
 
 bool Consistent(Reader& r, const HeapGraph& g) {
   const uint64_t n = g.size();
@@ -303,6 +328,13 @@ bool Consistent(Reader& r, const HeapGraph& g) {
   if (g.where.size() != n || g.cls.size() != n || g.size32.size() != n || g.out_begin.size() != n + 1) return false;
   if (g.idom.size() != n || g.retained.size() != n || g.path_parent.size() != n) return false;
   if (!g.by_id.empty() && g.by_id.size() != n) return false;
+  // 4-byte indices cannot name this many objects.
+  // One width for every index array (the algorithms dispatch on the
+  // references' width and read the others at it), and 4-byte indices cannot
+  // name this many objects.
+  const bool w = g.out.wide();
+  if (g.by_id.wide() != w || g.idom.wide() != w || g.path_parent.wide() != w || g.top_retainers.wide() != w) return false;
+  if (WideFor(n) && !w) return false;
   if (g.weak_edges.size() < (g.out.size() >> 6) + 1 && !g.out.empty()) return false;
   for (const ClassInfo& c : g.classes) {
     if (!(c.super < nc || c.super == kNone) || !obj_or(c.object, kNone, kNone)) return false;
@@ -329,27 +361,39 @@ bool Consistent(Reader& r, const HeapGraph& g) {
   for (const FrameInfo& f : g.frames) {
     if (!(f.thread < g.threads.size() || f.thread == UINT32_MAX)) return false;
   }
-  // The large arrays, in the order they were written.
-  uint32_t last_begin = 0;
+  // The large arrays, in the order they were written. The references'
+  // offsets never decrease, across chunks too (packed: a block's first
+  // value plus each entry's distance from it).
+  uint64_t last_begin = 0;
+  const auto& begin_base = g.out_begin.base();
   const bool arrays =
       r.Verify(g.ids.low()) && r.Verify(g.ids.wide()) &&
       r.Verify(g.cls, [&](const uint32_t* p, size_t m, size_t) { return Below(p, m, nc); }) &&
       r.Verify(g.size32,
                [&](const uint32_t* p, size_t m, size_t i0) { return BigSizesKnown(p, m, i0, g.big_sizes); }) &&
       r.Verify(g.where.low()) && r.Verify(g.where.wide()) &&
-      r.Verify(g.out_begin,
+      r.Verify(g.out_begin.low(),
                [&](const uint32_t* p, size_t m, size_t i0) {
-                 if (i0 > 0 && last_begin > p[0]) return false;
-                 last_begin = p[m - 1];
-                 return Ascending(p, m);
+                 bool bad = false;
+                 for (size_t k = 0; k < m; ++k) {
+                   const uint64_t v = begin_base[(i0 + k) / PackedU64::kBlock] + p[k];
+                   bad |= v < last_begin;
+                   last_begin = v;
+                 }
+                 return !bad;
                }) &&
-      g.out_begin[n] == g.out.size() && r.Verify(g.out, [&](const Index* p, size_t m, size_t) { return Below(p, m, n); }) &&
-      r.Verify(g.weak_edges) &&
-      r.Verify(g.by_id, [&](const Index* p, size_t m, size_t) { return Below(p, m, n); }) &&
-      r.Verify(g.idom, [&](const Index* p, size_t m, size_t) { return BelowOrMark(p, m, n); }) &&
-      r.Verify(g.retained) &&
-      r.Verify(g.path_parent, [&](const Index* p, size_t m, size_t) { return BelowOrMark(p, m, n); }) &&
-      r.Verify(g.top_retainers, [&](const Index* p, size_t m, size_t) { return Below(p, m, n); });
+      r.Verify(g.out_begin.wide(),
+               [&](const uint64_t* p, size_t m, size_t) {
+                 bool bad = false;
+                 for (size_t k = 0; k < m; ++k) {
+                   bad |= p[k] < last_begin;
+                   last_begin = p[k];
+                 }
+                 return !bad;
+               }) &&
+      g.out_begin[n] == g.out.size() && VerifyIndices(r, g.out, n, false) && r.Verify(g.weak_edges) &&
+      VerifyIndices(r, g.by_id, n, false) && VerifyIndices(r, g.idom, n, true) && r.Verify(g.retained) &&
+      VerifyIndices(r, g.path_parent, n, true) && VerifyIndices(r, g.top_retainers, n, false);
   return arrays && r.Finish();
 }
 
@@ -364,8 +408,8 @@ bool GetGraph(Reader& r, HeapGraph& g) {
   for (ClassInfo& c : g.classes) {
     c.name = r.Str();
     c.id = r.U64();
-    c.super = static_cast<Index>(r.U64());
-    c.object = static_cast<Index>(r.U64());
+    c.super = r.U64();
+    c.object = r.U64();
     c.instance_size = static_cast<uint32_t>(r.U64());
     c.platform = r.U64() != 0;
     c.weak = r.U64() != 0;
@@ -393,9 +437,9 @@ bool GetGraph(Reader& r, HeapGraph& g) {
   GetStrings(r, g.root_kinds);
   g.roots.resize(r.Count(8 * 9));
   for (Root& x : g.roots) {
-    x.object = static_cast<Index>(r.U64());
+    x.object = r.U64();
     x.kind = static_cast<uint32_t>(r.U64());
-    x.thread = static_cast<uint32_t>(r.U64());
+    x.thread = r.U64();
     x.slot = r.U64();
     x.ptr = r.U64();
     x.frame_sp = r.U64();
@@ -407,7 +451,7 @@ bool GetGraph(Reader& r, HeapGraph& g) {
   for (ThreadInfo& t : g.threads) {
     t.name = r.Str();
     t.id = r.U64();
-    t.object = static_cast<Index>(r.U64());
+    t.object = r.U64();
     t.state = r.Str();
     GetStrings(r, t.frames);
   }
@@ -438,20 +482,21 @@ bool GetGraph(Reader& r, HeapGraph& g) {
   GetMap(r, g.big_sizes);
   GetMap(r, g.elements);
   if (!GetPacked(r, g.where)) return false;
-  r.Array(g.out_begin);
-  r.Array(g.out);
+  if (!GetPacked(r, g.out_begin)) return false;
+  if (!GetIndices(r, g.out)) return false;
   r.Array(g.weak_edges);
-  r.Array(g.by_id);
+  if (!GetIndices(r, g.by_id)) return false;
   g.stacks.resize(r.Count(8));
   for (auto& s : g.stacks) GetStrings(r, s);
   GetMap(r, g.stack_of);
-  r.Array(g.idom);
+  if (!GetIndices(r, g.idom)) return false;
   r.Array(g.retained);
-  r.Array(g.path_parent);
-  r.Array(g.top_retainers);
+  if (!GetIndices(r, g.path_parent)) return false;
+  if (!GetIndices(r, g.top_retainers)) return false;
   g.reachable_bytes = r.U64();
   g.total_bytes = r.U64();
   g.reachable_objects = r.U64();
+  g.wide = g.out.wide();
   return r.ok() && Consistent(r, g);
 }
 

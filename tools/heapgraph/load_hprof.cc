@@ -344,7 +344,7 @@ class Pass2 final : public format::hprof::HprofVisitor {
     uint32_t off = 0;
     const uint32_t id = g_.id_size;
     size_t steps = 0;
-    for (uint32_t c = g_.cls[me]; c != kNone && steps++ <= g_.classes.size(); c = g_.classes[c].super) {
+    for (Index c = g_.cls[me]; c != kNone && steps++ <= g_.classes.size(); c = g_.classes[c].super) {
       const ClassInfo& k = g_.classes[c];
       for (const FieldInfo& f : k.fields) {
         if (off + f.size > data.size()) return;  // fewer bytes than the layout: the rest is unknown
@@ -388,7 +388,7 @@ class Pass2 final : public format::hprof::HprofVisitor {
   HeapGraph& g_;
   EdgeBatch edges_;
   Index next_ = 0;
-  uint32_t finalizer_class_ = kNone;
+  uint32_t finalizer_class_ = UINT32_MAX;  // none yet
 };
 
 }  // namespace

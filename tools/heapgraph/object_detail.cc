@@ -91,7 +91,7 @@ class HprofOne final : public format::hprof::HprofVisitor {
     uint32_t off = 0;
     size_t steps = 0;
     (void)cls;
-    for (uint32_t c = me == kNone ? kNone : g_.cls[me]; c != kNone && steps++ <= g_.classes.size();
+    for (Index c = me == kNone ? kNone : g_.cls[me]; c != kNone && steps++ <= g_.classes.size();
          c = g_.classes[c].super) {
       for (const FieldInfo& f : g_.classes[c].fields) {
         if (off + f.size > data.size()) return;

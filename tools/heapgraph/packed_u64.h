@@ -43,6 +43,11 @@ class PackedU64 {
     wide_.push_back(v);
   }
 
+  // Room for n values while they pack (no copy of the block firsts as they grow).
+  void reserve(size_t n) {
+    base_.reserve((n + kBlock - 1) / kBlock);
+    low_.reserve(n);
+  }
   void shrink_to_fit() {
     base_.shrink_to_fit();
     low_.shrink_to_fit();

@@ -1,32 +1,48 @@
 #include "paths.h"
 
 #include <algorithm>
+#include <type_traits>
 
 namespace libdump::heapgraph {
 
-void ComputePaths(HeapGraph& g, const Progress& progress) {
+namespace {
+
+// T: the graph's index width (index_array.h).
+template <typename T>
+void Paths(HeapGraph& g, const BigArray<T>& out, BigArray<T>& parent, const Progress& progress) {
+  constexpr T kNo = static_cast<T>(kNone);
   const size_t n = g.size();
-  g.path_parent.assign(n, kNone);
-  BigArray<Index> queue;
+  parent.assign(n, kNo);
+  BigArray<T> queue;
   queue.reserve(n / 4);
   for (const Root& r : g.roots) {
-    if (g.path_parent[r.object] == kNone) {
-      g.path_parent[r.object] = kSuperRoot;
-      queue.push_back(r.object);
+    if (parent[r.object] == kNo) {
+      parent[r.object] = static_cast<T>(kSuperRoot);
+      queue.push_back(static_cast<T>(r.object));
     }
   }
   ProgressTicker visited(progress, "paths", n);
   for (size_t head = 0; head < queue.size(); ++head) {
     big_array::Check();
     visited.Tick(head);
-    const Index v = queue[head];
-    for (uint32_t e = g.out_begin[v]; e < g.out_begin[v + 1]; ++e) {
-      const Index w = g.out[e];
-      if (g.path_parent[w] != kNone || g.WeakEdge(e)) continue;
-      g.path_parent[w] = v;
+    const T v = queue[head];
+    for (uint64_t e = g.out_begin[v], end = g.out_begin[v + 1]; e < end; ++e) {
+      const T w = out[e];
+      if (parent[w] != kNo || g.WeakEdge(e)) continue;
+      parent[w] = v;
       queue.push_back(w);
     }
   }
+}
+
+}  // namespace
+
+void ComputePaths(HeapGraph& g, const Progress& progress) {
+  g.path_parent.Reset(g.out.wide());
+  g.out.Visit([&](const auto& out) {
+    using T = std::remove_cvref_t<decltype(out[0])>;
+    Paths<T>(g, out, g.path_parent.storage<T>(), progress);
+  });
 }
 
 std::vector<Index> PathFromRoot(const HeapGraph& g, Index obj) {
@@ -52,14 +68,18 @@ std::vector<Index> Referrers(const HeapGraph& g, Index obj, size_t skip, size_t 
   std::vector<Index> out;
   size_t seen = 0;
   const size_t n = g.size();
-  for (Index v = 0; v < n; ++v) {
-    for (uint32_t e = g.out_begin[v]; e < g.out_begin[v + 1]; ++e) {
-      if (g.out[e] != obj) continue;
-      if (seen >= skip && out.size() < limit) out.push_back(v);
-      ++seen;
-      break;  // one entry per referrer
+  g.out.Visit([&](const auto& refs) {
+    using T = std::remove_cvref_t<decltype(refs[0])>;
+    const T o = static_cast<T>(obj);
+    for (Index v = 0; v < n; ++v) {
+      for (uint64_t e = g.out_begin[v], end = g.out_begin[v + 1]; e < end; ++e) {
+        if (refs[e] != o) continue;
+        if (seen >= skip && out.size() < limit) out.push_back(v);
+        ++seen;
+        break;  // one entry per referrer
+      }
     }
-  }
+  });
   if (total) *total = seen;
   return out;
 }

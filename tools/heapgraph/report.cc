@@ -40,7 +40,7 @@ void PrintDominators(std::ostream& out, const HeapGraph& g, size_t top) {
   }
 }
 
-void WriteDominatorsJson(JsonWriter& j, const HeapGraph& g, std::span<const Index> objects) {
+void WriteDominatorsJson(JsonWriter& j, const HeapGraph& g, IndexSpan objects) {
   j.BeginArray();
   for (Index i : objects) {
     j.BeginObject();

@@ -25,7 +25,7 @@ bool ParseId(const std::string& s, uint64_t* id);
 
 // The top retainers (children of the super root), most retained first.
 void PrintDominators(std::ostream& out, const HeapGraph& g, size_t top);
-void WriteDominatorsJson(JsonWriter& j, const HeapGraph& g, std::span<const Index> objects);
+void WriteDominatorsJson(JsonWriter& j, const HeapGraph& g, IndexSpan objects);
 
 // The shortest strong chain from a root to obj, root first.
 void PrintPath(std::ostream& out, const HeapGraph& g, Index obj);

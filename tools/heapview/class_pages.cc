@@ -58,7 +58,7 @@ std::string Pages::Classes(const Target& t) {
   return h.Finish(nav_);
 }
 
-uint32_t Pages::FindClass(const std::string& name) {
+Index Pages::FindClass(const std::string& name) {
   for (uint32_t c = 0; c < g_.classes.size(); ++c) {
     if (g_.classes[c].name == name) return c;
   }
@@ -74,7 +74,7 @@ std::string Pages::StaticValue(const heapgraph::StaticInfo& s) {
 
 Response Pages::ClassPage(const Target& t) {
   const std::string name = t.Get("name");
-  const uint32_t c = FindClass(name);
+  const Index c = FindClass(name);
   if (c == kNone) return NotFound("No class " + name + " in this heap.");
   const ClassInfo& k = g_.classes[c];
   Html h("Class " + k.name);
@@ -116,7 +116,7 @@ Response Pages::ClassPage(const Target& t) {
 
 Response Pages::Instances(const Target& t) {
   const std::string name = t.Get("name");
-  const uint32_t c = FindClass(name);
+  const Index c = FindClass(name);
   if (c == kNone) return NotFound("No class " + name + " in this heap.");
   const bool only_new = t.Get("new") == "1" && base_;
   const size_t page = std::min(t.GetUint("page", 0), kMaxPage);

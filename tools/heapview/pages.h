@@ -73,7 +73,7 @@ class Pages {
   std::string Index_();
   std::string Histogram(const Target& t);
   std::string Classes(const Target& t);
-  uint32_t FindClass(const std::string& name);
+  Index FindClass(const std::string& name);  // kNone: no such class
   std::string StaticValue(const heapgraph::StaticInfo& s);
   Response ClassPage(const Target& t);
   Response Instances(const Target& t);
@@ -82,7 +82,7 @@ class Pages {
   std::string PathPage(Index i);
   std::string Reachable(Index i);
   std::string Roots();
-  std::string DominatorRows(std::span<const Index> objs, size_t page);
+  std::string DominatorRows(heapgraph::IndexSpan objs, size_t page);
   Response Dominators(const Target& t);
   std::string Suspects();
   std::string Leaks();

@@ -21,7 +21,7 @@
 
 namespace libdump::heapview {
 
-std::string Pages::DominatorRows(std::span<const Index> objs, size_t page) {
+std::string Pages::DominatorRows(heapgraph::IndexSpan objs, size_t page) {
   std::string s = "<table id=\"dominators\"><tr><th>retained</th><th>%</th><th>size</th><th>object</th><th></th></tr>\n";
   for (size_t k = page * kPage; k < objs.size() && k < (page + 1) * kPage; ++k) {
     const Index o = objs[k];
@@ -38,7 +38,7 @@ Response Pages::Dominators(const Target& t) {
     Html h("Dominator tree: top retainers");
     h << "<p>Objects only the roots dominate, by retained size; " << g_.reachable_bytes
       << " bytes are reachable.</p>"
-      << DominatorRows(g_.top_retainers, page) << Pager("/dominators", page, g_.top_retainers.size());
+      << DominatorRows(g_.top_retainers.span(), page) << Pager("/dominators", page, g_.top_retainers.size());
     return Ok(h.Finish(nav_));
   }
   const Index i = Lookup(t.Get("obj"));

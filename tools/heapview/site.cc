@@ -68,7 +68,7 @@ Response Pages::Route(const Target& t) {
     }
     return Json([&](heapgraph::JsonWriter& j) {
       const size_t n = std::min(top, g_.top_retainers.size());
-      heapgraph::WriteDominatorsJson(j, g_, {g_.top_retainers.data(), n});
+      heapgraph::WriteDominatorsJson(j, g_, g_.top_retainers.span(0, n));
     });
   }
   if (p == "/api/diff" && base_) {

@@ -20,7 +20,8 @@ using heapgraph::HeapGraph;
 class SiteTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    path_ = new std::string(::testing::TempDir() + "heapview_site_test.dump");
+    // One file per process: ctest runs each case as its own process, two at a time.
+    path_ = new std::string(::testing::TempDir() + "heapview_site_test." + std::to_string(::getpid()) + ".dump");
     std::ofstream out(*path_, std::ios::binary | std::ios::trunc);
     testing::WriteTestDump(out);
     out.close();

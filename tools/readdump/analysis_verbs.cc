@@ -144,7 +144,7 @@ int RunAnalysis(const Options& o) {
     if (o.json) {
       JsonWriter j(std::cout);
       const size_t n = o.top && o.top < g.top_retainers.size() ? o.top : g.top_retainers.size();
-      WriteDominatorsJson(j, g, {g.top_retainers.data(), n});
+      WriteDominatorsJson(j, g, g.top_retainers.span(0, n));
       j.Finish();
     } else {
       PrintDominators(std::cout, g, o.top);

@@ -24,6 +24,7 @@ namespace libdump::typing {
 namespace {
 
 constexpr uint32_t kNoOffset = UINT32_MAX;
+constexpr uint32_t kNoHolder = UINT32_MAX;
 constexpr uint32_t kRootBit = 0x80000000u;  // holder[i] = kRootBit | root index
 constexpr size_t kMaxChain = 3;
 constexpr uint32_t kElement = UINT32_MAX - 1;  // held by an element of an array-like holder
@@ -60,7 +61,7 @@ class Holders {
     const Index n = static_cast<Index>(g_.size());
     if (n == 0) return;
     if (n >= kRootBit) return;  // indices would collide with root marks
-    holder_.assign(n, kNone);
+    holder_.assign(n, kNoHolder);
     Search();
     FindOffsets();
     NameAll();
@@ -71,14 +72,14 @@ class Holders {
 
   void Search() {
     const Index n = static_cast<Index>(g_.size());
-    heapgraph::BigArray<Index>& queue = offset_;  // the queue's storage becomes the offsets'
+    heapgraph::BigArray<uint32_t>& queue = offset_;  // the queue's storage becomes the offsets'
     queue.clear();
     queue.reserve(n);
     // Each loop over the objects checks the budget itself (big_array.h): it
     // touches pages of file arrays without pushing anything.
     for (Index i = 0; i < n; ++i) {
       heapgraph::big_array::Check();
-      if (!Unnamed(i)) queue.push_back(i);
+      if (!Unnamed(i)) queue.push_back(static_cast<uint32_t>(i));
     }
     // Roots by how lasting a holder they are: named globals, other globals,
     // other roots, then stack slots (a pointer a register spilled at the
@@ -92,9 +93,9 @@ class Holders {
     std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return rank(a) < rank(b); });
     for (uint32_t r : order) {
       const Index o = g_.roots[r].object;
-      if (o < n && Unnamed(o) && holder_[o] == kNone) {
+      if (o < n && Unnamed(o) && holder_[o] == kNoHolder) {
         holder_[o] = kRootBit | r;
-        queue.push_back(o);
+        queue.push_back(static_cast<uint32_t>(o));
       }
     }
     ctx_.SetStep("typing: holders, search");
@@ -103,9 +104,9 @@ class Holders {
       ctx_.Tick(head, n);
       const Index v = queue[head];
       for (Index w : g_.Out(v)) {
-        if (w < n && w != v && Unnamed(w) && holder_[w] == kNone) {
-          holder_[w] = v;
-          queue.push_back(w);
+        if (w < n && w != v && Unnamed(w) && holder_[w] == kNoHolder) {
+          holder_[w] = static_cast<uint32_t>(v);
+          queue.push_back(static_cast<uint32_t>(w));
         }
       }
     }
@@ -117,7 +118,7 @@ class Holders {
     heapgraph::BigArray<Index> parents;
     for (Index w = 0; w < n; ++w) {
       heapgraph::big_array::Check();
-      if (holder_[w] != kNone && !(holder_[w] & kRootBit)) parents.push_back(holder_[w]);
+      if (holder_[w] != kNoHolder && !(holder_[w] & kRootBit)) parents.push_back(holder_[w]);
     }
     std::sort(parents.begin(), parents.end());
     parents.resize(static_cast<size_t>(std::unique(parents.begin(), parents.end()) - parents.begin()));
@@ -187,8 +188,8 @@ class Holders {
     if (h.open) name += " +\u2026";
     name += ")";
     const uint32_t c = ctx_.Class(name, Rule::kHolder);
-    if (c >= held_of_.size()) held_of_.resize(c + 1, kNone);
-    if (held_of_[c] == kNone && g_.classes[c].named_by == Rule::kHolder) {
+    if (c >= held_of_.size()) held_of_.resize(c + 1, kNoHolder);
+    if (held_of_[c] == kNoHolder && g_.classes[c].named_by == Rule::kHolder) {
       held_of_[c] = static_cast<uint32_t>(held_.size());
       held_.push_back(std::move(h));
     }
@@ -199,9 +200,9 @@ class Holders {
   uint32_t ChildClass(uint32_t holder, uint32_t off) {
     auto [it, added] = memo_.try_emplace({holder, off}, 0);
     if (!added) return it->second;
-    const uint32_t hi = holder < held_of_.size() ? held_of_[holder] : kNone;
+    const uint32_t hi = holder < held_of_.size() ? held_of_[holder] : kNoHolder;
     uint32_t c;
-    if (hi == kNone) {
+    if (hi == kNoHolder) {
       c = Make({g_.classes[holder].name, {off}, false});
     } else {
       const Held& h = held_[hi];
@@ -242,9 +243,9 @@ class Holders {
     for (Index w = 0; w < n; ++w) {
       heapgraph::big_array::Check();
       ctx_.Tick(w, n);
-      if (holder_[w] == kNone || !Unnamed(w)) continue;
+      if (holder_[w] == kNoHolder || !Unnamed(w)) continue;
       chain.clear();
-      for (Index v = w; v != kNone && !(v & kRootBit) && Unnamed(v) && holder_[v] != kNone;) {
+      for (Index v = w; v != kNone && !(v & kRootBit) && Unnamed(v) && holder_[v] != kNoHolder;) {
         chain.push_back(v);
         const uint32_t h = holder_[v];
         v = (h & kRootBit) ? kNone : h;
@@ -264,10 +265,10 @@ class Holders {
 
   Context& ctx_;
   HeapGraph& g_;
-  heapgraph::BigArray<uint32_t> holder_;  // per object: holder index, kRootBit|root, kNone
+  heapgraph::BigArray<uint32_t> holder_;  // per object: holder index, kRootBit|root, kNoHolder
   heapgraph::BigArray<uint32_t> offset_;  // per object: the queue, then the holding offset
   std::vector<Held> held_;
-  std::vector<uint32_t> held_of_;  // class -> index in held_, kNone
+  std::vector<uint32_t> held_of_;  // class -> index in held_, kNoHolder
   std::unordered_map<std::pair<uint32_t, uint32_t>, uint32_t, PairHash> memo_;
   std::map<std::string, uint32_t> root_class_;
   std::vector<uint64_t> starts_;  // PointerArray's scratch

@@ -43,6 +43,7 @@ using heapgraph::FindContaining;
 constexpr uint32_t kOther = UINT32_MAX;      // a word that is no object's start
 constexpr uint32_t kZero = UINT32_MAX - 1;   // 0
 constexpr uint32_t kColor = UINT32_MAX - 2;  // low half 0 or 1 (an rb node's color)
+constexpr uint32_t kNoRoot = UINT32_MAX;     // root_of: held by no global
 
 enum Kind : uint8_t {
   kNoShape, kString, kVector, kRbNode, kListNode, kHashNode, kBuckets, kDequeMap, kDequeBlock,
@@ -455,7 +456,7 @@ class Shapes {
       const heapgraph::Root& root = g_.roots[r];
       if (root.kind != 1 || root.variable.empty()) continue;
       const Index o = root.object;
-      if (o >= n_ || root_of[o] != kNone) continue;
+      if (o >= n_ || root_of[o] != kNoRoot) continue;
       const uint8_t k = kind_[o];
       if (k != kRbNode && k != kListNode && k != kHashNode && k != kBuckets && k != kDequeMap) continue;
       root_of[o] = r;
@@ -465,7 +466,7 @@ class Shapes {
           const uint8_t kt = kind_[t];
           const bool same = kt == k || (k == kBuckets && kt == kHashNode) || (k == kHashNode && kt == kBuckets) ||
                             (k == kDequeMap && kt == kDequeBlock);
-          if (same && root_of[t] == kNone) {
+          if (same && root_of[t] == kNoRoot) {
             root_of[t] = r;
             queue.push_back(t);
           }
@@ -475,7 +476,7 @@ class Shapes {
   }
 
   void NameAll() {
-    heapgraph::BigArray<uint32_t> root_of(n_, kNone);
+    heapgraph::BigArray<uint32_t> root_of(n_, kNoRoot);
     StructureOwners(root_of);
     std::map<std::string, uint32_t> classes;
     auto cls = [&](const std::string& name) {
@@ -511,7 +512,7 @@ class Shapes {
                array ? uint64_t{1} << 40 : off};
       } else if (go = global_owner_.find(i); go != global_owner_.end()) {
         key = {k, uint64_t{3} << 40 | i, 0};
-      } else if (root_of[i] != kNone) {
+      } else if (root_of[i] != kNoRoot) {
         key = {k, uint64_t{4} << 40 | root_of[i], 0};
       }
       auto [it, added] = memo.try_emplace(key, 0);
@@ -527,7 +528,7 @@ class Shapes {
           if (!holder.empty()) name += " (held by " + holder + (array ? " []" : " +" + Hex(off)) + ")";
         } else if (go != global_owner_.end()) {
           name += " (held by " + go->second + ")";
-        } else if (root_of[i] != kNone) {
+        } else if (root_of[i] != kNoRoot) {
           const heapgraph::Root& r = g_.roots[root_of[i]];
           name += " (held by global `" + r.variable + "` (" + r.module + "))";
         }
