@@ -296,17 +296,6 @@ bool BigSizesKnown(const uint32_t* p, size_t m, size_t i0, const std::unordered_
   return known(j, m);
 }
 
-// Whether p[0..m) never decreases.
-bool Ascending(const uint32_t* p, size_t m) {
-  uint32_t bad = 0;
-  size_t j = 0;
-  for (; j + kBlock + 1 <= m; j += kBlock) {
-    for (size_t k = 0; k < kBlock; ++k) bad |= p[j + k] > p[j + k + 1];
-  }
-  for (; j + 1 < m; ++j) bad |= p[j] > p[j + 1];
-  return bad == 0;
-}
-
 // All of p[0..m) below n.
 template <typename T>
 bool Below(const T* p, size_t m, uint64_t n) { return m == 0 || MaxPlus<T>(p, m, 0) < n; }
