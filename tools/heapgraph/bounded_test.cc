@@ -13,6 +13,7 @@
 #include "analyze.h"
 #include "big_array.h"
 #include "index_codec.h"
+#include "testing/same_graph.h"
 
 namespace libdump::heapgraph {
 namespace {
@@ -77,25 +78,6 @@ HeapGraph Build(const Spec& s, bool drop_between_phases, bool wide = false) {
   return g;
 }
 
-void ExpectSame(const HeapGraph& a, const HeapGraph& b) {
-  ASSERT_EQ(a.size(), b.size());
-  EXPECT_TRUE(a.out == b.out);
-  bool same_offsets = a.out_begin.size() == b.out_begin.size();
-  for (size_t i = 0; same_offsets && i < a.out_begin.size(); ++i) same_offsets = a.out_begin[i] == b.out_begin[i];
-  EXPECT_TRUE(same_offsets);
-  EXPECT_TRUE(a.weak_edges == b.weak_edges);
-  EXPECT_TRUE(a.idom == b.idom);
-  EXPECT_TRUE(a.retained == b.retained);
-  EXPECT_TRUE(a.path_parent == b.path_parent);
-  EXPECT_EQ(a.top_retainers, b.top_retainers);
-  EXPECT_EQ(a.reachable_bytes, b.reachable_bytes);
-  EXPECT_EQ(a.reachable_objects, b.reachable_objects);
-  for (size_t c = 0; c < a.classes.size(); ++c) {
-    EXPECT_EQ(a.classes[c].retained, b.classes[c].retained) << c;
-    EXPECT_EQ(a.classes[c].count, b.classes[c].count) << c;
-  }
-}
-
 // 1 MiB: half a MiB of arrays in RAM, so every array of 2^17 entries or
 // more goes to a file.
 constexpr uint64_t kSmallBudget = 1 << 20;
@@ -121,7 +103,7 @@ TEST(Bounded, RandomGraphsMatchTheInRamPath) {
     EXPECT_TRUE(bounded.retained.in_file());
     EXPECT_GT(GetMemoryStats().file_arrays, files + 5);
     EXPECT_GE(GetMemoryStats().drops, drops + 4);
-    ExpectSame(ram, bounded);
+    testing::ExpectSameAnalysis(ram, bounded);
     // Reached objects: a graph where most of the heap is live.
     EXPECT_GT(ram.reachable_objects, 100000u) << seed;
   }
@@ -133,7 +115,7 @@ TEST(Bounded, SmallGraphsMatchToo) {
     const HeapGraph ram = Build(s, false);
     Budget b(kSmallBudget);
     const HeapGraph bounded = Build(s, true);
-    ExpectSame(ram, bounded);
+    testing::ExpectSameAnalysis(ram, bounded);
   }
 }
 
@@ -148,7 +130,7 @@ TEST(Bounded, WideIndicesMatchTheNarrowPath) {
   EXPECT_TRUE(wide.out.wide());
   EXPECT_TRUE(wide.idom.wide());
   EXPECT_TRUE(wide.idom.in_file());
-  ExpectSame(ram, wide);
+  testing::ExpectSameAnalysis(ram, wide);
 }
 
 TEST(Bounded, AnIndexWrittenAndReadUnderTheBudgetIsTheSameGraph) {
@@ -177,7 +159,7 @@ TEST(Bounded, AnIndexWrittenAndReadUnderTheBudgetIsTheSameGraph) {
   EXPECT_TRUE(back.idom.mapped());
   EXPECT_GT(GetMemoryStats().mapped_bytes, back.out.size() * sizeof(Index));
   DropFilePages();
-  ExpectSame(ram, back);
+  testing::ExpectSameAnalysis(ram, back);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "libdump/format/sink.h"
 #include "libdump/format/writer.h"
 #include "load.h"
+#include "testing/same_graph.h"
 #include "threads.h"
 
 namespace libdump::heapgraph {
@@ -156,38 +157,14 @@ HeapGraph OpenWith(const std::string& path, unsigned threads) {
   return g;
 }
 
-template <typename A>
-bool Same(const A& a, const A& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (a[i] != b[i]) return false;
-  }
-  return true;
-}
-
 void ExpectSame(const HeapGraph& a, const HeapGraph& b) {
-  ASSERT_EQ(a.size(), b.size());
-  EXPECT_TRUE(Same(a.ids, b.ids));
-  EXPECT_TRUE(Same(a.by_id, b.by_id));
-  EXPECT_TRUE(Same(a.cls, b.cls));
-  EXPECT_TRUE(Same(a.size32, b.size32));
-  EXPECT_TRUE(Same(a.out_begin, b.out_begin));
-  EXPECT_TRUE(Same(a.out, b.out));
-  EXPECT_TRUE(Same(a.weak_edges, b.weak_edges));
-  EXPECT_TRUE(Same(a.idom, b.idom));
-  EXPECT_TRUE(Same(a.retained, b.retained));
-  EXPECT_TRUE(Same(a.path_parent, b.path_parent));
+  testing::ExpectSameAnalysis(a, b);
+  EXPECT_TRUE(testing::SameValues(a.ids, b.ids));
+  EXPECT_TRUE(testing::SameValues(a.by_id, b.by_id));
+  EXPECT_TRUE(testing::SameValues(a.cls, b.cls));
+  EXPECT_TRUE(testing::SameValues(a.size32, b.size32));
   EXPECT_EQ(a.finalizable, b.finalizable);
   EXPECT_EQ(a.dangling, b.dangling);
-  EXPECT_EQ(a.top_retainers, b.top_retainers);
-  EXPECT_EQ(a.reachable_objects, b.reachable_objects);
-  EXPECT_EQ(a.reachable_bytes, b.reachable_bytes);
-  ASSERT_EQ(a.classes.size(), b.classes.size());
-  for (size_t c = 0; c < a.classes.size(); ++c) {
-    EXPECT_EQ(a.classes[c].count, b.classes[c].count) << c;
-    EXPECT_EQ(a.classes[c].bytes, b.classes[c].bytes) << c;
-    EXPECT_EQ(a.classes[c].retained, b.classes[c].retained) << c;
-  }
 }
 
 struct Budget {
