@@ -39,7 +39,8 @@ constexpr const char* kUsage =
     "1.0.1/1.0.2 hprof) and serves it at http://127.0.0.1:PORT/ until Ctrl-C.\n"
     "jhat's -port and -baseline are accepted too.\n"
     "\n"
-    "exit status: 0 stopped by a signal, 1 bad input or cannot listen, 2 usage error\n"
+    "exit status: 0 stopped by a signal once serving, 130 Ctrl-C during the open,\n"
+    "1 bad input or cannot listen, 2 usage error\n"
     "\n";
 
 bool IsLoopback(const std::string& a) { return a == "localhost" || libdump::net::IsLoopbackAddress(a); }

@@ -145,7 +145,9 @@ TEST_F(SiteTest, EveryPageAnswers) {
     const Response r = site.Handle(p);
     EXPECT_EQ(r.status, 200u) << p;
     // JSON keeps names as they are (served as application/json, nosniff).
-    if (r.content_type.starts_with("text/html")) EXPECT_EQ(r.body.find("<script"), std::string::npos) << p;
+    if (r.content_type.starts_with("text/html")) {
+      EXPECT_EQ(r.body.find("<script"), std::string::npos) << p;
+    }
   }
 }
 
