@@ -1,5 +1,6 @@
 // heapview's open-and-index work alone (tools/heapgraph: read, build the
-// graph, dominators, retained sizes, paths), with the time of each phase and
+// graph, dominators, retained sizes, paths), with the time of each phase (and
+// of each sub-phase the analysis reports: the dominators' four, ...) and
 // the bytes the graph keeps, and the resident peak so far after each phase.
 // For bench/heapview/run.sh and bounded.sh.
 //
@@ -46,7 +47,7 @@ int main(int argc, char** argv) {
   const auto t0 = t;
   auto lap = [&](const std::string& what) {
     const auto now = clock::now();
-    std::printf("  %-22s %7.2f s  peak %7.1f MiB\n", what.c_str(), std::chrono::duration<double>(now - t).count(),
+    std::printf("  %-30s %7.2f s  peak %7.1f MiB\n", what.c_str(), std::chrono::duration<double>(now - t).count(),
                 PeakMiB());
     t = now;
   };
@@ -59,12 +60,15 @@ int main(int argc, char** argv) {
   });
   lap("read " + phase);
   phase = "";
-  libdump::heapgraph::Analyze(g, [&](const std::string& p) {
+  // Every sub-phase the analysis reports (the dominators' four, paths, ...).
+  libdump::heapgraph::Analyze(g, libdump::heapgraph::Progress([&](const char* p, uint64_t, uint64_t,
+                                                                  libdump::heapgraph::ProgressUnit) {
+    if (phase == p) return;
     if (!phase.empty()) lap(phase);
     phase = p;
-  });
+  }));
   lap(phase);
-  std::printf("  %-22s %7.2f s\n", "total", std::chrono::duration<double>(clock::now() - t0).count());
+  std::printf("  %-30s %7.2f s\n", "total", std::chrono::duration<double>(clock::now() - t0).count());
   std::printf("objects %zu, references %zu, reachable bytes %llu, graph %.1f bytes per object\n", g.size(), g.out.size(),
               static_cast<unsigned long long>(g.reachable_bytes),
               static_cast<double>(g.MemoryBytes()) / static_cast<double>(g.size() ? g.size() : 1));

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "libdump/format/format_error.h"
-#include "threads.h"
+#include "parallel_sort.h"
 
 namespace libdump::heapgraph {
 
@@ -99,50 +99,18 @@ uint64_t HeapGraph::MemoryBytes() const {
 }
 
 // by_id: the object indices in increasing id, equal ids by index (so the
-// order is one, however many threads sort). With several threads each sorts
-// a part and pairs of sorted parts are merged, round after round, between
-// by_id and a second array of n (a BigArray: under a budget it is a file).
-// Sorting 10^7 ids in a random order takes 2 s of CPU. A template on the
-// entries' type, for a by_id of either width.
+// order is one, however many threads sort). Sorting 10^7 ids in a random
+// order takes 2 s of CPU. A template on the entries' type, for a by_id of
+// either width.
 template <typename T>
 static void SortById(const HeapGraph& g, BigArray<T>& by_id) {
   const size_t n = g.ids.size();
-  auto less = [&](T a, T b) {
-    const uint64_t x = g.ids[a], y = g.ids[b];
-    return x != y ? x < y : a < b;
-  };
   by_id.resize(n);
   for (size_t i = 0; i < n; ++i) by_id[i] = static_cast<T>(i);
-  // Parts of at least 2^16: fewer are sorted before a thread starts.
-  const unsigned parts = static_cast<unsigned>(std::min<size_t>(Threads(), n / 65536 + 1));
-  if (parts == 1) {
-    std::sort(by_id.begin(), by_id.end(), less);
-    return;
-  }
-  std::vector<size_t> bound(parts + 1);
-  for (unsigned k = 0; k <= parts; ++k) bound[k] = n * k / parts;
-  RunParallel(parts, [&](unsigned k) { std::sort(by_id.begin() + bound[k], by_id.begin() + bound[k + 1], less); });
-  BigArray<T> other(n);
-  BigArray<T>* from = &by_id;
-  BigArray<T>* to = &other;
-  for (size_t width = 1; width < parts; width *= 2) {
-    // Merges of runs [bound[k], bound[k + width]) and [.., bound[k + 2 width]).
-    const unsigned merges = static_cast<unsigned>((parts + 2 * width - 1) / (2 * width));
-    RunParallel(merges, [&](unsigned m) {
-      const size_t k = m * 2 * width;
-      size_t a = bound[k], b = bound[std::min<size_t>(k + width, parts)], out = a;
-      const size_t a_end = b, b_end = bound[std::min<size_t>(k + 2 * width, parts)];
-      // The merge: a comparison and a store an entry, nothing allocated.
-      while (a < a_end && b < b_end) {
-        big_array::Check();
-        (*to)[out++] = less((*from)[b], (*from)[a]) ? (*from)[b++] : (*from)[a++];
-      }
-      while (a < a_end) (*to)[out++] = (*from)[a++];
-      while (b < b_end) (*to)[out++] = (*from)[b++];
-    });
-    std::swap(from, to);
-  }
-  if (from != &by_id) by_id.swap(other);
+  ParallelSort(by_id, [&](T a, T b) {
+    const uint64_t x = g.ids[a], y = g.ids[b];
+    return x != y ? x < y : a < b;
+  });
 }
 
 Index GraphBuilder::AddObject(uint64_t id, uint32_t cls, uint64_t size, uint64_t where) {
