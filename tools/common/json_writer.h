@@ -28,6 +28,15 @@ class JsonWriter {
   void Hex(uint64_t v);
   void Bool(bool v);
   void Null();
+  // A key and its value: the form nearly every field takes.
+  void Field(std::string_view key, uint64_t v) {
+    Key(key);
+    Uint(v);
+  }
+  void Field(std::string_view key, std::string_view s) {
+    Key(key);
+    String(s);
+  }
 
   // Ends the document with a newline.
   void Finish() { out_ << '\n'; }

@@ -70,14 +70,10 @@ void WriteGrowthJson(readdump::JsonWriter& j, const Growth& gr, const HeapGraph&
   j.BeginArray();
   for (size_t d = 0; d < gr.files.size(); ++d) {
     j.BeginObject();
-    j.Key("file");
-    j.String(gr.files[d]);
-    j.Key("objects");
-    j.Uint(gr.objects[d]);
-    j.Key("bytes");
-    j.Uint(gr.bytes[d]);
-    j.Key("reachable_bytes");
-    j.Uint(gr.reachable_bytes[d]);
+    j.Field("file", gr.files[d]);
+    j.Field("objects", gr.objects[d]);
+    j.Field("bytes", gr.bytes[d]);
+    j.Field("reachable_bytes", gr.reachable_bytes[d]);
     j.EndObject();
   }
   j.EndArray();
@@ -86,8 +82,7 @@ void WriteGrowthJson(readdump::JsonWriter& j, const Growth& gr, const HeapGraph&
   for (size_t k = 0; k < gr.classes.size() && (top == 0 || k < top); ++k) {
     const SeriesClass& c = gr.classes[k];
     j.BeginObject();
-    j.Key("class");
-    j.String(c.name);
+    j.Field("class", c.name);
     j.Key("grows");
     j.Bool(c.grows);
     j.Key("count");
@@ -102,22 +97,16 @@ void WriteGrowthJson(readdump::JsonWriter& j, const Growth& gr, const HeapGraph&
   j.Key("by_object");
   j.Bool(gr.by_object);
   if (gr.by_object) {
-    j.Key("survived_objects");
-    j.Uint(gr.survived_objects);
-    j.Key("survived_bytes");
-    j.Uint(gr.survived_bytes);
+    j.Field("survived_objects", gr.survived_objects);
+    j.Field("survived_bytes", gr.survived_bytes);
     j.Key("steps");
     j.BeginArray();
     for (const SeriesStep& s : gr.steps) {
       j.BeginObject();
-      j.Key("new_objects");
-      j.Uint(s.new_objects);
-      j.Key("new_bytes");
-      j.Uint(s.new_bytes);
-      j.Key("freed_objects");
-      j.Uint(s.freed_objects);
-      j.Key("freed_bytes");
-      j.Uint(s.freed_bytes);
+      j.Field("new_objects", s.new_objects);
+      j.Field("new_bytes", s.new_bytes);
+      j.Field("freed_objects", s.freed_objects);
+      j.Field("freed_bytes", s.freed_bytes);
       j.EndObject();
     }
     j.EndArray();
@@ -127,22 +116,17 @@ void WriteGrowthJson(readdump::JsonWriter& j, const Growth& gr, const HeapGraph&
       j.BeginObject();
       j.Key("id");
       j.Hex(newest.ids[p.object]);
-      j.Key("class");
-      j.String(newest.ClassName(p.object));
-      j.Key("growth");
-      j.Uint(static_cast<uint64_t>(p.growth));
+      j.Field("class", newest.ClassName(p.object));
+      j.Field("growth", static_cast<uint64_t>(p.growth));
       j.Key("retained");
       UintArray(j, p.retained);
       j.Key("grown_by");
       j.BeginArray();
       for (const GrowthPart& g : p.grown_by) {
         j.BeginObject();
-        j.Key("class");
-        j.String(g.name);
-        j.Key("count");
-        j.Uint(g.count);
-        j.Key("bytes");
-        j.Uint(g.bytes);
+        j.Field("class", g.name);
+        j.Field("count", g.count);
+        j.Field("bytes", g.bytes);
         j.EndObject();
       }
       j.EndArray();

@@ -46,12 +46,9 @@ void WriteDominatorsJson(JsonWriter& j, const HeapGraph& g, IndexSpan objects) {
     j.BeginObject();
     j.Key("id");
     j.Hex(g.ids[i]);
-    j.Key("class");
-    j.String(g.ClassName(i));
-    j.Key("shallow");
-    j.Uint(g.Size(i));
-    j.Key("retained");
-    j.Uint(g.retained[i]);
+    j.Field("class", g.ClassName(i));
+    j.Field("shallow", g.Size(i));
+    j.Field("retained", g.retained[i]);
     j.EndObject();
   }
   j.EndArray();
@@ -91,10 +88,8 @@ void WritePathJson(JsonWriter& j, const HeapGraph& g, Index obj) {
   if (!path.empty()) {
     for (uint32_t r : RootsOf(g, path[0])) {
       j.BeginObject();
-      j.Key("kind");
-      j.String(g.root_kinds[g.roots[r].kind]);
-      j.Key("label");
-      j.String(g.roots[r].label);
+      j.Field("kind", g.root_kinds[g.roots[r].kind]);
+      j.Field("label", g.roots[r].label);
       j.EndObject();
     }
   }
@@ -107,11 +102,9 @@ void WritePathJson(JsonWriter& j, const HeapGraph& g, Index obj) {
     j.BeginObject();
     j.Key("id");
     j.Hex(g.ids[i]);
-    j.Key("class");
-    j.String(g.ClassName(i));
+    j.Field("class", g.ClassName(i));
     if (k > 0) {  // the field of the object before that holds this one
-      j.Key("field");
-      j.String(fields[k]);
+      j.Field("field", fields[k]);
     }
     j.EndObject();
   }
@@ -134,14 +127,11 @@ void WriteDiffJson(JsonWriter& j, const std::vector<DiffRow>& rows, size_t top) 
   for (size_t k = 0; k < rows.size() && (top == 0 || k < top); ++k) {
     const DiffRow& r = rows[k];
     j.BeginObject();
-    j.Key("class");
-    j.String(r.name);
+    j.Field("class", r.name);
     for (auto [key, a, b] : {std::tuple{"count", r.old_count, r.new_count}, std::tuple{"bytes", r.old_bytes, r.new_bytes},
                              std::tuple{"retained", r.old_retained, r.new_retained}}) {
-      j.Key(std::string("old_") + key);
-      j.Uint(a);
-      j.Key(std::string("new_") + key);
-      j.Uint(b);
+      j.Field(std::string("old_") + key, a);
+      j.Field(std::string("new_") + key, b);
     }
     j.EndObject();
   }
@@ -153,16 +143,12 @@ void WriteHistogramJson(JsonWriter& j, const HeapGraph& g, const std::vector<uin
   for (uint32_t c : classes) {
     const ClassInfo& k = g.classes[c];
     j.BeginObject();
-    j.Key("class");
-    j.String(k.name);
+    j.Field("class", k.name);
     j.Key("rule");  // which typing rule named it (docs/TYPING.md)
     j.String(NamedByName(k.named_by));
-    j.Key("count");
-    j.Uint(k.count);
-    j.Key("bytes");
-    j.Uint(k.bytes);
-    j.Key("retained");
-    j.Uint(k.retained);
+    j.Field("count", k.count);
+    j.Field("bytes", k.bytes);
+    j.Field("retained", k.retained);
     j.EndObject();
   }
   j.EndArray();
@@ -172,24 +158,18 @@ void WriteObjectJson(JsonWriter& j, const HeapGraph& g, Index i, const ObjectDet
   j.BeginObject();
   j.Key("id");
   j.Hex(g.ids[i]);
-  j.Key("class");
-  j.String(g.ClassName(i));
-  j.Key("shallow");
-  j.Uint(g.Size(i));
-  j.Key("retained");
-  j.Uint(g.retained[i]);
+  j.Field("class", g.ClassName(i));
+  j.Field("shallow", g.Size(i));
+  j.Field("retained", g.retained[i]);
   j.Key("reachable");
   j.Bool(g.idom[i] != kNone);
   j.Key("fields");
   j.BeginArray();
   for (const FieldValue& f : d.fields) {
     j.BeginObject();
-    j.Key("name");
-    j.String(f.name);
-    j.Key("type");
-    j.String(f.type);
-    j.Key("value");
-    j.String(f.value);
+    j.Field("name", f.name);
+    j.Field("type", f.type);
+    j.Field("value", f.value);
     j.EndObject();
   }
   j.EndArray();

@@ -81,23 +81,15 @@ Response ProgressJson(const OpenSnapshot& s, bool ready) {
   std::ostringstream out;
   heapgraph::JsonWriter j(out);
   j.BeginObject();
-  j.Key("state");
-  j.String(ready ? "ready" : "opening");
+  j.Field("state", ready ? "ready" : "opening");
   if (!ready) {
-    j.Key("file");
-    j.String(s.file);
-    j.Key("file_no");
-    j.Uint(s.file_no);
-    j.Key("files");
-    j.Uint(s.files);
-    j.Key("phase");
-    j.String(s.step);
-    j.Key("done");
-    j.Uint(s.done);
-    j.Key("total");
-    j.Uint(s.total);
-    j.Key("unit");
-    j.String(UnitName(s.unit));
+    j.Field("file", s.file);
+    j.Field("file_no", s.file_no);
+    j.Field("files", s.files);
+    j.Field("phase", s.step);
+    j.Field("done", s.done);
+    j.Field("total", s.total);
+    j.Field("unit", UnitName(s.unit));
     j.Key("per_second");
     j.Uint(Rounded(s.Rate()));
     j.Key("seconds_left");
@@ -106,10 +98,8 @@ Response ProgressJson(const OpenSnapshot& s, bool ready) {
     } else {
       j.Null();
     }
-    j.Key("seconds");
-    j.Uint(Rounded(s.seconds));
-    j.Key("line");
-    j.String(s.Line());
+    j.Field("seconds", Rounded(s.seconds));
+    j.Field("line", s.Line());
   }
   j.EndObject();
   j.Finish();

@@ -40,12 +40,10 @@ class Run {
     if (!o_.json) return;
     if (!json_.started()) {
       json_.BeginObject();
-      json_.Key("file");
-      json_.String(name_);
+      json_.Field("file", name_);
     }
     json_.CloseTo(1);
-    json_.Key("error");
-    json_.String(error);
+    json_.Field("error", error);
     json_.EndObject();
     json_.Finish();
   }
@@ -61,8 +59,7 @@ class Run {
     validator_.SetGoRuntime(reader->dialect() != format::Dialect::kLibdump);
     if (o_.json) {
       json_.BeginObject();
-      json_.Key("file");
-      json_.String(name_);
+      json_.Field("file", name_);
       if (o_.records) {
         json_.Key("records");
         json_.BeginArray();
@@ -126,12 +123,9 @@ class Run {
   void Report(const Problem& p) {
     if (o_.json) {
       json_.BeginObject();
-      json_.Key("at");
-      json_.Uint(p.offset);
-      json_.Key("record");
-      json_.String(format::KindName(p.kind));
-      json_.Key("message");
-      json_.String(p.message);
+      json_.Field("at", p.offset);
+      json_.Field("record", format::KindName(p.kind));
+      json_.Field("message", p.message);
       json_.EndObject();
     } else {
       std::cout << name_ << ':' << p.offset << ": kind " << static_cast<uint64_t>(p.kind) << " ("
@@ -182,8 +176,7 @@ class Run {
             typing::WriteTypedFractionJson(json_, t.stats);
           } else {
             json_.BeginObject();
-            json_.Key("error");
-            json_.String(t.error);
+            json_.Field("error", t.error);
             json_.EndObject();
           }
         }

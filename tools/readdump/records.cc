@@ -77,8 +77,7 @@ void WriteRecordJson(JsonWriter& json, const format::Record& r) {
   json.BeginObject();
   json.Key("record");  // not "kind": objects have a field of that name
   json.String(format::KindName(r.kind));
-  json.Key("at");
-  json.Uint(r.offset);
+  json.Field("at", r.offset);
   JsonSink sink(json);
   VisitFields(r, sink);
   json.EndObject();

@@ -78,24 +78,18 @@ void PrintSummary(std::ostream& out, const std::string& file, const Summary& s) 
 
 void WriteSummaryJson(JsonWriter& json, const Summary& s) {
   json.BeginObject();
-  json.Key("format");
-  json.String(format::DialectName(s.dialect));
+  json.Field("format", format::DialectName(s.dialect));
   json.Key("extensions");
   json.Bool(s.has_extensions());
-  json.Key("compression");
-  json.String(format::CompressionName(s.compression));
-  json.Key("stream_bytes");
-  json.Uint(s.stream_bytes);
+  json.Field("compression", format::CompressionName(s.compression));
+  json.Field("stream_bytes", s.stream_bytes);
   json.Key("params");
   if (s.params) {
     const format::ParamsRecord& p = *s.params;
     json.BeginObject();
-    json.Key("endian");
-    json.String(p.big_endian ? "big" : "little");
-    json.Key("ptrsize");
-    json.Uint(p.ptr_size);
-    json.Key("hchansize");
-    json.Uint(p.hchan_size);
+    json.Field("endian", p.big_endian ? "big" : "little");
+    json.Field("ptrsize", p.ptr_size);
+    json.Field("hchansize", p.hchan_size);
     json.Key("heapstart");
     json.Hex(p.heap_start);
     json.Key("heapend");
@@ -104,8 +98,7 @@ void WriteSummaryJson(JsonWriter& json, const Summary& s) {
   } else {
     json.Null();
   }
-  json.Key("records");
-  json.Uint(s.records);
+  json.Field("records", s.records);
   json.Key("per_kind");
   json.BeginObject();
   for (uint64_t k = 1; k <= format::kLastKind; ++k) {
@@ -116,32 +109,21 @@ void WriteSummaryJson(JsonWriter& json, const Summary& s) {
   json.EndObject();
   json.Key("objects");
   json.BeginObject();
-  json.Key("count");
-  json.Uint(s.count(Kind::kObject));
-  json.Key("typed");
-  json.Uint(s.typed_objects);
-  json.Key("bytes");
-  json.Uint(s.object_bytes);
+  json.Field("count", s.count(Kind::kObject));
+  json.Field("typed", s.typed_objects);
+  json.Field("bytes", s.object_bytes);
   json.EndObject();
-  json.Key("types");
-  json.Uint(s.count(Kind::kType));
-  json.Key("threads");
-  json.Uint(s.count(Kind::kGoroutine));
-  json.Key("frames");
-  json.Uint(s.count(Kind::kFrame));
+  json.Field("types", s.count(Kind::kType));
+  json.Field("threads", s.count(Kind::kGoroutine));
+  json.Field("frames", s.count(Kind::kFrame));
   json.Key("roots");
   json.BeginObject();
-  json.Key("stack");
-  json.Uint(s.count(Kind::kStackRoot));
-  json.Key("data");
-  json.Uint(s.count(Kind::kDataRoot));
-  json.Key("other");
-  json.Uint(s.count(Kind::kOtherRoot));
+  json.Field("stack", s.count(Kind::kStackRoot));
+  json.Field("data", s.count(Kind::kDataRoot));
+  json.Field("other", s.count(Kind::kOtherRoot));
   json.EndObject();
-  json.Key("finalizers");
-  json.Uint(s.count(Kind::kFinalizer));
-  json.Key("itabs");
-  json.Uint(s.count(Kind::kItab));
+  json.Field("finalizers", s.count(Kind::kFinalizer));
+  json.Field("itabs", s.count(Kind::kItab));
   json.EndObject();
 }
 

@@ -89,16 +89,13 @@ void WriteThreadsJson(JsonWriter& json, const ThreadTable& table) {
     json.BeginObject();
     json.Key("addr");
     json.Hex(g.addr);
-    json.Key("goid");
-    json.Uint(g.goid);
+    json.Field("goid", g.goid);
     json.Key("tid");
     if (t.info != nullptr) json.Uint(t.info->tid); else json.Null();
     json.Key("name");
     if (t.info != nullptr) json.String(t.info->name); else json.Null();
-    json.Key("status");
-    json.String(StatusName(g.status));
-    json.Key("waitreason");
-    json.String(g.wait_reason);
+    json.Field("status", StatusName(g.status));
+    json.Field("waitreason", g.wait_reason);
     json.Key("issystem");
     json.Bool(g.is_system);
     json.Key("isbackground");
@@ -113,10 +110,8 @@ void WriteThreadsJson(JsonWriter& json, const ThreadTable& table) {
       json.Hex(f.record->pc);
       json.Key("entry");
       json.Hex(f.record->entry);
-      json.Key("name");
-      json.String(f.record->name);
-      json.Key("roots");
-      json.Uint(f.roots);
+      json.Field("name", f.record->name);
+      json.Field("roots", f.roots);
       json.EndObject();
     }
     json.EndArray();

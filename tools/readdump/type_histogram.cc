@@ -83,24 +83,18 @@ void WriteHistogramJson(JsonWriter& json, const Histogram& h, uint64_t top) {
   const size_t shown = top == 0 ? rows.size() : std::min<size_t>(rows.size(), top);
   const Totals t = Sum(rows);
   json.BeginObject();
-  json.Key("types");
-  json.Uint(rows.size());
-  json.Key("count");
-  json.Uint(t.count);
-  json.Key("bytes");
-  json.Uint(t.bytes);
+  json.Field("types", rows.size());
+  json.Field("count", t.count);
+  json.Field("bytes", t.bytes);
   json.Key("rows");
   json.BeginArray();
   for (size_t i = 0; i < shown; ++i) {
     json.BeginObject();
     json.Key("type");
     json.Hex(rows[i].type);
-    json.Key("name");
-    json.String(rows[i].name);
-    json.Key("count");
-    json.Uint(rows[i].count);
-    json.Key("bytes");
-    json.Uint(rows[i].bytes);
+    json.Field("name", rows[i].name);
+    json.Field("count", rows[i].count);
+    json.Field("bytes", rows[i].bytes);
     json.EndObject();
   }
   json.EndArray();

@@ -37,26 +37,19 @@ void PrintTypedFraction(std::ostream& out, const Stats& s) {
 
 void WriteTypedFractionJson(JsonWriter& j, const Stats& s) {
   j.BeginObject();
-  j.Key("objects");
-  j.Uint(s.total_objects);
-  j.Key("bytes");
-  j.Uint(s.total_bytes);
-  j.Key("named_objects");
-  j.Uint(s.total_objects - s.objects[0] - s.objects[5]);
-  j.Key("named_bytes");
-  j.Uint(s.total_bytes - s.bytes[0] - s.bytes[5]);
-  j.Key("named_roots");
-  j.Uint(s.named_roots);
+  j.Field("objects", s.total_objects);
+  j.Field("bytes", s.total_bytes);
+  j.Field("named_objects", s.total_objects - s.objects[0] - s.objects[5]);
+  j.Field("named_bytes", s.total_bytes - s.bytes[0] - s.bytes[5]);
+  j.Field("named_roots", s.named_roots);
   j.Key("by_rule");
   j.BeginObject();
   for (Rule r : kRules) {
     const unsigned k = static_cast<unsigned>(r);
     j.Key(RuleName(r));
     j.BeginObject();
-    j.Key("objects");
-    j.Uint(s.objects[k]);
-    j.Key("bytes");
-    j.Uint(s.bytes[k]);
+    j.Field("objects", s.objects[k]);
+    j.Field("bytes", s.bytes[k]);
     j.EndObject();
   }
   j.EndObject();
@@ -78,16 +71,11 @@ void WriteClassesJson(JsonWriter& j, const HeapGraph& g, size_t top) {
   for (size_t k = 0; k < rows.size() && (top == 0 || k < top); ++k) {
     const heapgraph::ClassInfo& c = g.classes[rows[k]];
     j.BeginObject();
-    j.Key("class");
-    j.String(c.name);
-    j.Key("rule");
-    j.String(RuleName(c.named_by));
-    j.Key("count");
-    j.Uint(c.count);
-    j.Key("bytes");
-    j.Uint(c.bytes);
-    j.Key("retained");
-    j.Uint(c.retained);
+    j.Field("class", c.name);
+    j.Field("rule", RuleName(c.named_by));
+    j.Field("count", c.count);
+    j.Field("bytes", c.bytes);
+    j.Field("retained", c.retained);
     j.EndObject();
   }
   j.EndArray();
@@ -197,22 +185,16 @@ void PrintLeaks(std::ostream& out, const HeapGraph& g, const Leaks& l, size_t to
 
 void WriteLeaksJson(JsonWriter& j, const HeapGraph& g, const Leaks& l, size_t top) {
   j.BeginObject();
-  j.Key("objects");
-  j.Uint(l.objects);
-  j.Key("bytes");
-  j.Uint(l.bytes);
-  j.Key("clusters_total");
-  j.Uint(l.cluster_count);
+  j.Field("objects", l.objects);
+  j.Field("bytes", l.bytes);
+  j.Field("clusters_total", l.cluster_count);
   j.Key("classes");
   j.BeginArray();
   for (size_t k = 0; k < l.classes.size() && (top == 0 || k < top); ++k) {
     j.BeginObject();
-    j.Key("class");
-    j.String(g.classes[l.classes[k].cls].name);
-    j.Key("count");
-    j.Uint(l.classes[k].count);
-    j.Key("bytes");
-    j.Uint(l.classes[k].bytes);
+    j.Field("class", g.classes[l.classes[k].cls].name);
+    j.Field("count", l.classes[k].count);
+    j.Field("bytes", l.classes[k].bytes);
     j.EndObject();
   }
   j.EndArray();
@@ -222,22 +204,16 @@ void WriteLeaksJson(JsonWriter& j, const HeapGraph& g, const Leaks& l, size_t to
     j.BeginObject();
     j.Key("entry");
     j.Hex(g.ids[c.entry]);
-    j.Key("class");
-    j.String(g.ClassName(c.entry));
-    j.Key("count");
-    j.Uint(c.count);
-    j.Key("bytes");
-    j.Uint(c.bytes);
+    j.Field("class", g.ClassName(c.entry));
+    j.Field("count", c.count);
+    j.Field("bytes", c.bytes);
     j.Key("holds");
     j.BeginArray();
     for (const LeakClass& h : c.holds) {
       j.BeginObject();
-      j.Key("class");
-      j.String(g.classes[h.cls].name);
-      j.Key("count");
-      j.Uint(h.count);
-      j.Key("bytes");
-      j.Uint(h.bytes);
+      j.Field("class", g.classes[h.cls].name);
+      j.Field("count", h.count);
+      j.Field("bytes", h.bytes);
       j.EndObject();
     }
     j.EndArray();
