@@ -145,8 +145,9 @@ class BigArray {
   // Replaces the contents with `n` values stored in file `fd` from `offset`
   // (a multiple of the page size; the caller has checked the file holds
   // them), mapped read only: nothing is read until a value is. Writing a
-  // value of a mapped array faults; growing or shrinking it copies it first.
-  // False (and empty) when the mapping fails.
+  // value of a mapped array faults; growing it copies it first, shrinking it
+  // leaves a smaller view of the file. False (and empty) when the mapping
+  // fails.
   bool Map(int fd, uint64_t offset, size_t n) {
     Free();
     if (n == 0) return true;
@@ -154,7 +155,8 @@ class BigArray {
     const void* p = big_array::MapReadOnly(fd, offset, n * sizeof(T));
     if (!p) return false;
     data_ = static_cast<T*>(const_cast<void*>(p));
-    // Capacity is the size: a push_back must copy, never write the mapping.
+    // Capacity is the size (and stays so as it shrinks: ViewShrunk): a
+    // push_back must copy, never write the mapping.
     size_ = cap_ = n;
     fd_ = big_array::kMapped;
     return true;
@@ -165,12 +167,15 @@ class BigArray {
     if (size_ == cap_) Reserve(cap_ < 1024 ? 1024 : cap_ * 2);
     data_[size_++] = v;
   }
-  void pop_back() { --size_; }
+  void pop_back() {
+    --size_;
+    ViewShrunk();
+  }
   void reserve(size_t n) {
     if (n > cap_) Reserve(n);
   }
   void resize(size_t n, const T& v = T()) {
-    if (n > cap_ || (mapped() && n > size_)) Reserve(n);
+    if (n > cap_) Reserve(n);
     // By the MiB, checking the budget in between: a fill touches pages
     // faster than anything else.
     constexpr size_t kChunk = (size_t{1} << 20) / sizeof(T);
@@ -180,6 +185,7 @@ class BigArray {
       big_array::CheckNow();
     }
     size_ = n;
+    ViewShrunk();
   }
   void assign(size_t n, const T& v) {
     size_ = 0;
@@ -192,7 +198,10 @@ class BigArray {
     if (n) Reserve(n);
     size_ = n;
   }
-  void clear() { size_ = 0; }
+  void clear() {
+    size_ = 0;
+    ViewShrunk();
+  }
   // Gives the storage back (vector's swap-with-empty).
   void Free() {
     if (data_) big_array::Release(data_, cap_ * sizeof(T), fd_);
@@ -203,7 +212,7 @@ class BigArray {
   void shrink_to_fit() {
     if (size_ == 0) {
       Free();
-    } else if (big_array::PageRound(size_ * sizeof(T)) < cap_ * sizeof(T) || (mapped() && size_ < cap_)) {
+    } else if (big_array::PageRound(size_ * sizeof(T)) < cap_ * sizeof(T)) {
       Reserve(size_, true);
     }
   }
@@ -218,6 +227,12 @@ class BigArray {
       if (!(a.data_[i] == b[i])) return false;
     }
     return true;
+  }
+  // A mapped array's capacity follows its size down, so that every growth
+  // goes through Reserve, which copies (the mapping's own length is the
+  // arrays' registry's, for Release).
+  void ViewShrunk() {
+    if (mapped()) cap_ = size_;
   }
   // Storage for `n` values (a whole number of pages of them).
   void Reserve(size_t n, bool shrink = false) {

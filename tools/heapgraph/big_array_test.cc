@@ -118,6 +118,30 @@ TEST(BigArray, MapsValuesFromAFileWithoutReadingThem) {
   EXPECT_EQ(GetMemoryStats().mapped_bytes, before);
 }
 
+// A push_back after a shrink (pop_back, clear, a smaller resize) writes a
+// copy, never the read-only mapping (which would fault).
+TEST(BigArray, AMappedArrayShrunkThenPushedCopiesBeforeWriting) {
+  const int fd = FileWith(1000);
+  ASSERT_GE(fd, 0);
+  for (int how = 0; how < 3; ++how) {
+    SCOPED_TRACE(how);
+    BigArray<uint64_t> a;
+    ASSERT_TRUE(a.Map(fd, 64 << 10, 1000));
+    if (how == 0) a.pop_back();
+    if (how == 1) a.clear();
+    if (how == 2) a.resize(10);
+    EXPECT_TRUE(a.mapped());
+    const size_t n = a.size();
+    a.reserve(n + 1);  // within the mapping's length: still no writable room
+    a.push_back(42);
+    EXPECT_FALSE(a.mapped());
+    ASSERT_EQ(a.size(), n + 1);
+    EXPECT_EQ(a[n], 42u);
+    if (n > 0) EXPECT_EQ(a[n - 1], (n - 1) * 0x9E3779B97F4A7C15ull);
+  }
+  ::close(fd);
+}
+
 TEST(BigArray, AMappedArrayShrunkThenGrownCopiesBeforeWriting) {
   const int fd = FileWith(1000);
   ASSERT_GE(fd, 0);

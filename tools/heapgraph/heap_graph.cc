@@ -158,6 +158,9 @@ void GraphBuilder::FinishObjects() {
 }
 
 void GraphBuilder::BeginEdges(Index i) {
+  // An object begun again (a batch split inside a huge array) keeps its
+  // first reference as the start of its count.
+  if (next_ > i) return;
   // Objects without references in between start (and end) here too.
   while (next_ <= i) {
     g_.out_begin.push_back(g_.out.size());
