@@ -101,13 +101,13 @@ void Dominators(HeapGraph& g, const BigArray<T>& out, BigArray<T>& g_idom, const
   dfn.Free();
 
   // A vertex waits in one bucket at a time and gets its idom when it leaves
-  // it, so idom[] holds the bucket's next link until then (4 bytes an object
+  // it, so idom[] holds the bucket's next link until then (an index an object
   // less than a separate link array).
   BigArray<T> semi(m), label(m), idom(m, 0);
   // The forest of linked vertices. Vertices are linked in decreasing DFS
   // number, each to its DFS parent, so the ones at or above `linked` are in
   // the forest; an unlinked vertex's entry still holds its DFS parent, which
-  // is what linking sets it to: one array serves for both (4 bytes an object
+  // is what linking sets it to: one array serves for both (an index an object
   // less). Path compression changes linked vertices' entries only.
   BigArray<T>& ancestor = parent;
   T linked = m;

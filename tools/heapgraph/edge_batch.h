@@ -7,11 +7,11 @@
 // hands each object's raw words here; a full batch is resolved in Threads()
 // parts at once while the loader fills the other batch, then appended to the
 // graph (GraphBuilder::BeginEdges, Edge) on one thread in order: the CSR is
-// the one the word-by-word pass builds, with no count pass over the file and
-// no copy of the graph. The two batches (BigArrays, so they count against the
-// memory budget) of kBatchWords to 2 kBatchWords words are all the pass holds
-// besides the graph. With Threads() == 1 every batch is resolved and appended on the
-// loader's thread.
+// the one resolving each word in file order builds, with no count pass over
+// the file and no copy of the graph. The two batches (BigArrays, so they
+// count against the memory budget) of kBatchWords to 2 kBatchWords words are
+// all the pass holds besides the graph. With Threads() == 1 every batch is
+// resolved and appended on the loader's thread.
 #pragma once
 
 #include <cstdint>
@@ -52,8 +52,7 @@ class EdgeBatch {
     // that a batch stays bounded whatever the objects.
     if (b.words.size() >= 2 * kBatchWords) Split();
   }
-  // Every reference appended; rethrows what resolving or appending threw
-  // (GraphBuilder::Edge's "more than 2^32-1 references").
+  // Every reference appended; rethrows what resolving or appending threw.
   void Finish();
 
  private:

@@ -137,7 +137,7 @@ void GraphBuilder::FinishObjects() {
   g_.wide = g_.wide || WideFor(n);
   g_.out.Reset(g_.wide);
   // Dumps and hprofs mostly list objects in id order already: then by_id
-  // stays empty (4 bytes an object saved).
+  // stays empty (an index an object saved).
   g_.by_id.Reset(g_.wide);
   bool sorted = true;
   for (size_t i = 1; i < n && sorted; ++i) sorted = g_.ids[i - 1] <= g_.ids[i];

@@ -24,9 +24,7 @@ using index::Reader;
 using index::Writer;
 
 // The format's version is its last character: an index of another layout is
-// not an index to this reader, and is rebuilt.
-// 4: the large arrays mapped from the file (64 KiB-aligned, each with its
-// element size), 64-bit indices and offsets, each index array with its width.
+// not an index to this reader, and is rebuilt (the layout: index_codec.h).
 constexpr char kMagic[8] = {'L', 'D', 'I', 'N', 'D', 'E', 'X', '4'};
 constexpr size_t kEdge = 64 << 10;  // bytes of the dump's head and tail hashed into the tag
 

@@ -83,17 +83,12 @@ Reader::Status Reader::Open(int fd, uint64_t size, const char (&magic)[8]) {
   if (arrays > kMaxArrays || meta > size) return Status::kDamaged;
   const uint64_t head = sizeof fixed + arrays * kEntryBytes + meta + sizeof(uint64_t);
   if (head > size) return Status::kDamaged;
-  head_.resize(head);
-  if (!PreadAll(fd, head_.data(), head, 0)) return Status::kDamaged;
-  Hash h;
-  h.Add(head_.data(), head - sizeof(uint64_t));
-  uint64_t want;
-  std::memcpy(&want, head_.data() + head - sizeof want, sizeof want);
-  if (h.Value() != want) return Status::kDamaged;
-  // The arrays tile the rest of the file in order, each at the first
-  // aligned offset after the one before, with zeros between.
+  // The table first (at most kMaxArrays entries): the arrays tile the rest
+  // of the file in order, each at the first aligned offset after the one
+  // before, with zeros between. A damaged meta size fails here, before a
+  // head of that size is read into memory.
   table_.resize(arrays);
-  std::memcpy(table_.data(), head_.data() + sizeof fixed, arrays * kEntryBytes);
+  if (!PreadAll(fd, table_.data(), arrays * kEntryBytes, sizeof fixed)) return Status::kDamaged;
   uint64_t end = head;
   std::vector<char> gap, zeros(kAlign);
   for (const ArrayEntry& e : table_) {
@@ -108,6 +103,13 @@ Reader::Status Reader::Open(int fd, uint64_t size, const char (&magic)[8]) {
     end = e.offset + e.count * e.element_size;
   }
   if (end != size) return Status::kDamaged;
+  head_.resize(head);
+  if (!PreadAll(fd, head_.data(), head, 0)) return Status::kDamaged;
+  Hash h;
+  h.Add(head_.data(), head - sizeof(uint64_t));
+  uint64_t want;
+  std::memcpy(&want, head_.data() + head - sizeof want, sizeof want);
+  if (h.Value() != want) return Status::kDamaged;
   at_ = head_.data() + sizeof fixed + arrays * kEntryBytes;
   left_ = meta;
   return Status::kOk;
@@ -317,7 +319,6 @@ bool Consistent(Reader& r, const HeapGraph& g) {
   if (g.where.size() != n || g.cls.size() != n || g.size32.size() != n || g.out_begin.size() != n + 1) return false;
   if (g.idom.size() != n || g.retained.size() != n || g.path_parent.size() != n) return false;
   if (!g.by_id.empty() && g.by_id.size() != n) return false;
-  // 4-byte indices cannot name this many objects.
   // One width for every index array (the algorithms dispatch on the
   // references' width and read the others at it), and 4-byte indices cannot
   // name this many objects.

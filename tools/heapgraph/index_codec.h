@@ -4,7 +4,7 @@
 // that is a multiple of kAlign, so a reader maps them straight from the file
 // instead of reading them.
 //
-//   "LDINDEX3"  u64 arrays  u64 meta bytes
+//   "LDINDEX" and the version (kMagic, index_cache.cc)  u64 arrays  u64 meta bytes
 //   table: per array {u64 element size, u64 count, u64 offset, u64 hash}
 //   meta: the tag, then the graph's small parts, field by field
 //   u64 hash of everything above
@@ -130,7 +130,7 @@ class Writer {
   // Writes the whole file to `fd` (empty, at offset 0): the arrays first,
   // hashed as written, then the head. False with errno in *err.
   bool Finish(int fd, const char (&magic)[8], int* err);
-  // Told the bytes written and the file's size after each chunk Finish writes.
+  // Told the bytes written and the bytes Finish writes in all after each chunk.
   void OnWrite(std::function<void(uint64_t written, uint64_t total)> f) { on_write_ = std::move(f); }
 
  private:

@@ -18,8 +18,8 @@ enum class ProgressUnit : uint8_t {
 
 // The callback of Load, Open, OpenIndexed and typing::Open. Callers report
 // at most every 2^16 items or so: a report takes a clock reading and a lock.
-// A callable of (pass, offset) - the first form, which knew bytes of the file
-// only - is still accepted and is then told `done` of every report.
+// A callable of (step, done) is accepted too: it is told `done` of every
+// report.
 class Progress {
  public:
   using Full = std::function<void(const char* step, uint64_t done, uint64_t total, ProgressUnit unit)>;

@@ -21,7 +21,7 @@ bool Compressed(const std::string& path) {
 }
 
 // Counts in one scale for done, total and rate, picked by the larger of
-// done and total: "750/2,000" below ten thousand, then "k", then "M".
+// done and total: "750/2000" below ten thousand, then "k", then "M".
 struct Scale {
   double div;
   const char* suffix;
