@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "dominator_tree.h"
 #include "dominators.h"
 #include "paths.h"
 
@@ -16,35 +17,12 @@ namespace {
 // T: the width of g.idom (index_array.h).
 template <typename T>
 void ClassRetained(HeapGraph& g, const BigArray<T>& idom, const Progress& progress) {
-  constexpr T kNo = static_cast<T>(kNone), kSuper = static_cast<T>(kSuperRoot);
   const T n = static_cast<T>(g.size());
-  // Children CSR of the dominator tree, the super root being node n.
-  BigArray<T> begin(n + 2, 0);
   // Two sweeps build the tree's children, then each node is entered once.
   ProgressTicker swept(progress, "class retained sizes", uint64_t{n} * 3);
-  for (T v = 0; v < n; ++v) {
-    big_array::Check();
-    swept.Tick(v);
-    const T d = idom[v];
-    if (d == kNo) continue;
-    ++begin[(d == kSuper ? n : d) + 1];
-  }
-  for (T i = 0; i <= n; ++i) {
-    big_array::Check();
-    begin[i + 1] += begin[i];
-  }
-  BigArray<T> child(begin[n + 1]);
-  {
-    BigArray<T> fill(n + 1);
-    std::copy(begin.begin(), begin.end() - 1, fill.begin());
-    for (T v = 0; v < n; ++v) {
-      big_array::Check();
-      swept.Tick(uint64_t{n} + v);
-      const T d = idom[v];
-      if (d == kNo) continue;
-      child[fill[d == kSuper ? n : d]++] = v;
-    }
-  }
+  const DominatorTree<T> tree = DominatorChildren(g, idom, &swept);
+  const BigArray<T>& begin = tree.begin;
+  const BigArray<T>& child = tree.child;
   std::vector<uint64_t> open(g.classes.size(), 0);
   // (node, next child); a node is entered when pushed, left when popped.
   struct Frame {

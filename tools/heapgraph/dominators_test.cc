@@ -9,6 +9,7 @@
 #include <random>
 
 #include "analyze.h"
+#include "dominator_tree.h"
 #include "paths.h"
 
 namespace libdump::heapgraph {
@@ -196,6 +197,24 @@ TEST(Dominators, RandomGraphsMatchTheDefinition) {
     EXPECT_TRUE(w.retained == g.retained);
     EXPECT_EQ(w.top_retainers, g.top_retainers);
     EXPECT_EQ(w.classes[0].retained, g.classes[0].retained);
+    // The tree's children CSR (dominator_tree.h), both widths: each node's
+    // children are the objects whose idom it is, in increasing index.
+    auto children_match = [&](const HeapGraph& h) {
+      h.idom.Visit([&](const auto& idom) {
+        const auto tree = DominatorChildren(h, idom);
+        ASSERT_EQ(tree.begin.size(), uint64_t{n} + 2);
+        for (Index v = 0; v <= n; ++v) {
+          std::vector<Index> want, got;
+          for (Index i = 0; i < n; ++i) {
+            if (h.idom[i] == (v == n ? kSuperRoot : v)) want.push_back(i);
+          }
+          for (uint64_t k = tree.begin[v]; k < tree.begin[v + 1]; ++k) got.push_back(tree.child[k]);
+          EXPECT_EQ(got, want) << v;
+        }
+      });
+    };
+    children_match(g);
+    children_match(w);
     auto reach = [&](Index removed) {
       std::vector<bool> seen(n, false);
       std::vector<Index> stack;

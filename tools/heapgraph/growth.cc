@@ -5,6 +5,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "dominator_tree.h"
+
 namespace libdump::heapgraph {
 namespace {
 
@@ -122,46 +124,36 @@ void Objects(const std::vector<const HeapGraph*>& s, const NameIds& names, size_
   if (top && pts.size() > top) pts.resize(top);
   if (pts.empty()) return;
 
-  // Dominator-tree children (CSR) of the newest dump, to walk what a point retains.
-  std::vector<uint64_t> begin(last.size() + 1, 0);
-  for (Index i = 0; i < last.size(); ++i) {
-    const Index p = last.idom[i];
-    if (p != kNone && p != kSuperRoot) ++begin[p + 1];
-  }
-  for (size_t i = 0; i < last.size(); ++i) begin[i + 1] += begin[i];
-  std::vector<Index> kids(begin.back());
-  std::vector<uint64_t> fill(begin.begin(), begin.end() - 1);
-  for (Index i = 0; i < last.size(); ++i) {
-    const Index p = last.idom[i];
-    if (p != kNone && p != kSuperRoot) kids[fill[p]++] = i;
-  }
-
-  for (Index p : pts) {
-    AccumulationPoint ap;
-    ap.object = p;
-    ap.growth = growth[p];
-    for (size_t d = 0; d < n; ++d) {
-      const Index j = d + 1 == n ? p : Match(s, names, n - 1, p, d);
-      ap.retained.push_back(s[d]->retained[j]);
-    }
-    std::map<std::string, GrowthPart> parts;
-    std::vector<Index> stack{p};
-    while (!stack.empty()) {
-      const Index x = stack.back();
-      stack.pop_back();
-      if (Match(s, names, n - 1, x, 0) == kNone) {
-        GrowthPart& part = parts[last.ClassName(x)];
-        part.name = last.ClassName(x);
-        ++part.count;
-        part.bytes += last.Size(x);
+  // The newest dump's dominator-tree children, to walk what a point retains.
+  last.idom.Visit([&](const auto& idom) {
+    const auto tree = DominatorChildren(last, idom);
+    for (Index p : pts) {
+      AccumulationPoint ap;
+      ap.object = p;
+      ap.growth = growth[p];
+      for (size_t d = 0; d < n; ++d) {
+        const Index j = d + 1 == n ? p : Match(s, names, n - 1, p, d);
+        ap.retained.push_back(s[d]->retained[j]);
       }
-      for (uint64_t k = begin[x]; k < begin[x + 1]; ++k) stack.push_back(kids[k]);
+      std::map<std::string, GrowthPart> parts;
+      std::vector<Index> stack{p};
+      while (!stack.empty()) {
+        const Index x = stack.back();
+        stack.pop_back();
+        if (Match(s, names, n - 1, x, 0) == kNone) {
+          GrowthPart& part = parts[last.ClassName(x)];
+          part.name = last.ClassName(x);
+          ++part.count;
+          part.bytes += last.Size(x);
+        }
+        for (uint64_t k = tree.begin[x]; k < tree.begin[x + 1]; ++k) stack.push_back(tree.child[k]);
+      }
+      for (auto& [name, part] : parts) ap.grown_by.push_back(part);
+      std::stable_sort(ap.grown_by.begin(), ap.grown_by.end(),
+                       [](const GrowthPart& a, const GrowthPart& b) { return a.bytes > b.bytes; });
+      gr.points.push_back(std::move(ap));
     }
-    for (auto& [name, part] : parts) ap.grown_by.push_back(part);
-    std::stable_sort(ap.grown_by.begin(), ap.grown_by.end(),
-                     [](const GrowthPart& a, const GrowthPart& b) { return a.bytes > b.bytes; });
-    gr.points.push_back(std::move(ap));
-  }
+  });
 }
 
 }  // namespace
