@@ -3,8 +3,9 @@
 # bench/hprof's generated dump (typing pass, dominators, the index written),
 # then reopens from the index with a warm page cache and, when run as root,
 # with the page cache dropped first (cold). Each row is the wall time from
-# the start until heapview prints its URL, the CPU time and the resident peak
-# (VmHWM) at that moment, under the --memory budget. The dump and the index go
+# the start until heapview prints `heapview: serving URL` on stdout (the pages
+# are served), the CPU time and the resident peak (VmHWM) at that moment,
+# under the --memory budget. The dump and the index go
 # to DIR (on disk: a 10^8-object dump is ~11 GB, its index ~4.7 GB), removed
 # afterwards unless KEEP=1; an existing DIR/bench.dump is reused.
 # Usage: bench/heapview/reopen_serve.sh [BUILD_DIR] [OBJECTS] [BUDGET] [DIR]
