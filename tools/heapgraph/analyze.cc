@@ -52,12 +52,9 @@ void ClassRetained(HeapGraph& g, const Progress& progress) {
   g.idom.Visit([&](const auto& idom) { ClassRetained(g, idom, progress); });
 }
 
-// `step` hears the phases' names, `progress` also how far each is.
-void AnalyzeWith(HeapGraph& g, const Progress& progress, const std::function<void(const std::string&)>& step) {
-  auto say = [&](const char* s) {
-    if (step) step(s);
-    if (progress) progress(s, 0);
-  };
+}  // namespace
+
+void Analyze(HeapGraph& g, const Progress& progress) {
   for (ClassInfo& c : g.classes) c.count = c.bytes = c.retained = 0;
   for (Index i = 0; i < g.size(); ++i) {
     big_array::Check();
@@ -65,11 +62,11 @@ void AnalyzeWith(HeapGraph& g, const Progress& progress, const std::function<voi
     ++c.count;
     c.bytes += g.Size(i);
   }
-  say("dominators");
+  // The dominators as a whole (their sub-phases report "dominators: ...");
+  // paths and class retained sizes report their names as they start.
+  progress("dominators", 0);
   ComputeDominators(g, progress);
-  say("paths");
   ComputePaths(g, progress);
-  say("class retained sizes");
   ClassRetained(g, progress);
   // Sorted as (retained, object) pairs: comparing objects by their retained
   // sizes would read those all over the array, a page per comparison past
@@ -90,12 +87,6 @@ void AnalyzeWith(HeapGraph& g, const Progress& progress, const std::function<voi
   g.top_retainers.Reset(g.idom.wide());
   for (const Top& t : top) g.top_retainers.push_back(t.v);
 }
-
-}  // namespace
-
-void Analyze(HeapGraph& g, const Progress& progress) { AnalyzeWith(g, progress, {}); }
-
-void Analyze(HeapGraph& g, const std::function<void(const std::string&)>& step) { AnalyzeWith(g, {}, step); }
 
 Suspects LeakSuspects(const HeapGraph& g, double fraction) {
   Suspects s;

@@ -1,8 +1,7 @@
 // Everything computed once when a heap is opened.
 #pragma once
 
-#include <functional>
-#include <string>
+#include <vector>
 
 #include "heap_graph.h"
 #include "progress.h"
@@ -11,9 +10,8 @@ namespace libdump::heapgraph {
 
 // Dominators, retained sizes, paths from the roots, per-class counts, bytes
 // and retained bytes, the top retainers. `progress` hears each phase's name
-// and how far it is; `step` only each phase's name.
+// and how far it is.
 void Analyze(HeapGraph& g, const Progress& progress = {});
-void Analyze(HeapGraph& g, const std::function<void(const std::string&)>& step);
 
 // Objects whose retained size is more than `fraction` of the reachable heap
 // (most retained first), and classes whose instances together are.

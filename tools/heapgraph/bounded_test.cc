@@ -71,7 +71,7 @@ HeapGraph Build(const Spec& s, bool drop_between_phases, bool wide = false) {
     g.roots.push_back(root);
   }
   if (drop_between_phases) DropFilePages();
-  Analyze(g, [&](const std::string&) {
+  Analyze(g, [&](const char*, uint64_t) {
     if (drop_between_phases) DropFilePages();
   });
   if (drop_between_phases) DropFilePages();
