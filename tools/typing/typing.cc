@@ -36,7 +36,8 @@ Stats Measure(const HeapGraph& g) {
   return s;
 }
 
-Context::Context(HeapGraph& g, const Options& o) : g_(g), o_(o) {
+Context::Context(HeapGraph& g, const Options& o, const heapgraph::Progress& progress)
+    : g_(g), o_(o), progress_(progress) {
   uint32_t untyped = UINT32_MAX;
   for (uint32_t c = 0; c < g_.classes.size(); ++c) {
     by_name_.try_emplace(g_.classes[c].name, c);
@@ -84,7 +85,7 @@ void Context::Scan(std::span<const Index> objects, const Visit& fn) {
   const uint64_t total = objects.size();
   uint64_t done = 0;
   for (Index i : objects) {
-    if (progress_ && (++done & 0xFFFF) == 0) (*progress_)(step_, done, total);
+    Tick(++done, total);
     if (i >= g_.size()) continue;
     if (g_.where[i] < reader->offset()) throw format::FormatError(g_.where[i], "object", "objects scanned out of order");
     reader->Range(g_.where[i], 0);
@@ -102,7 +103,7 @@ void Context::ScanAll(const Visit& fn) {
   Index i = 0;
   while (reader->Next(r)) {
     if (r.kind != format::Kind::kObject) continue;
-    if (progress_ && (i & 0xFFFF) == 0) (*progress_)(step_, i, g_.size());
+    Tick(i, g_.size());
     if (i >= g_.size() || g_.where[i] != r.offset)
       throw format::FormatError(r.offset, "object", "the file changed since it was opened");
     heapgraph::big_array::Check();
@@ -120,24 +121,23 @@ std::vector<uint8_t> Context::Read(Index i) {
 }
 
 Stats Type(HeapGraph& g, const Options& o, const heapgraph::Progress& progress) {
-  const heapgraph::Progress* p = progress ? &progress : nullptr;
   const auto t0 = std::chrono::steady_clock::now();
   Stats s;
   if (o.enabled && g.source == heapgraph::Source::kDump && g.go) {
-    Context ctx(g, o);
-    ctx.SetStep(p, "typing: Go types");
+    Context ctx(g, o, progress);
+    ctx.SetStep("typing: Go types");
     ApplyGoRule(ctx);
   } else if (o.enabled && g.source == heapgraph::Source::kDump) {
-    Context ctx(g, o);
-    ctx.SetStep(p, "typing: roots");
+    Context ctx(g, o, progress);
+    ctx.SetStep("typing: roots");
     s.named_roots = NameRoots(ctx);
-    ctx.SetStep(p, "typing: DWARF types");
+    ctx.SetStep("typing: DWARF types");
     ApplyDwarfRule(ctx);
-    ctx.SetStep(p, "typing: standard-library shapes");
+    ctx.SetStep("typing: standard-library shapes");
     ApplyShapeRule(ctx);
-    ctx.SetStep(p, "typing: holders");
+    ctx.SetStep("typing: holders");
     ApplyHolderRule(ctx);
-    ctx.SetStep(p, "typing: sizes");
+    ctx.SetStep("typing: sizes");
     ApplySizeRule(ctx);
   }
   const uint64_t roots = s.named_roots;

@@ -76,7 +76,8 @@ Stats Measure(const HeapGraph& g);
 
 class Context {
  public:
-  Context(HeapGraph& g, const Options& o);
+  // `progress` hears the rules' steps and their scans.
+  Context(HeapGraph& g, const Options& o, const heapgraph::Progress& progress = {});
   ~Context();
   Context(const Context&) = delete;
   Context& operator=(const Context&) = delete;
@@ -105,18 +106,15 @@ class Context {
   void ScanAll(const Visit& fn);
   // One object's payload (a new reader: for a few objects only).
   std::vector<uint8_t> Read(Index i);
-  // The rule running now, for the progress of its scans: "typing: STEP"
-  // with the objects scanned of the scan's.
-  void SetStep(const heapgraph::Progress* progress, const char* step) {
-    progress_ = progress;
+  // The rule (or the part of one) running now, for the progress of its
+  // scans: "typing: STEP" with the objects scanned of the scan's.
+  void SetStep(const char* step) {
     step_ = step;
-    if (progress_ && *progress_) (*progress_)(step_, 0);
+    progress_(step_, 0);
   }
-  // A part of the rule running now, under its own name.
-  void SetStep(const char* step) { SetStep(progress_, step); }
   // Item `done` of the step's `total` is reached: a report every 2^16th.
   void Tick(uint64_t done, uint64_t total) {
-    if (progress_ && (done & 0xFFFF) == 0) (*progress_)(step_, done, total);
+    if ((done & 0xFFFF) == 0) progress_(step_, done, total);
   }
 
   // 0 past the end (inline: the shapes read every word of the heap).
@@ -139,7 +137,7 @@ class Context {
   const Options& o_;
   std::unordered_map<std::string, uint32_t> by_name_;
   std::vector<bool> scanned_;
-  const heapgraph::Progress* progress_ = nullptr;
+  heapgraph::Progress progress_;
   const char* step_ = "";
 };
 
