@@ -113,25 +113,29 @@ class Shapes {
       }
       return false;
     };
+    // One pass marks them (a bit each, with the count before each 64).
+    read_.assign(n_ / 64 + 1, 0);
+    before_.assign(n_ / 64 + 1, 0);
     size_t count = 0;
     for (Index i = 0; i < n_; ++i) {
       heapgraph::big_array::Check();
-      count += relevant(i);
+      if ((i & 63) == 0) before_[i >> 6] = static_cast<uint32_t>(count);
+      if (!relevant(i)) continue;
+      read_[i >> 6] |= uint64_t{1} << (i & 63);
+      ++count;
     }
     if (count * 2 < n_) {
       only_.reserve(count);
-      read_.assign(n_ / 64 + 1, 0);
-      before_.assign(n_ / 64 + 1, 0);
-      for (Index i = 0; i < n_; ++i) {
-        heapgraph::big_array::Check();
-        if ((i & 63) == 0) before_[i >> 6] = static_cast<uint32_t>(only_.size());
-        if (!relevant(i)) continue;
-        read_[i >> 6] |= uint64_t{1} << (i & 63);
-        only_.push_back(i);
+      for (size_t k = 0; k < read_.size(); ++k) {
+        for (uint64_t bits = read_[k]; bits; bits &= bits - 1) {
+          only_.push_back(static_cast<Index>(k * 64 + static_cast<unsigned>(std::countr_zero(bits))));
+        }
       }
       words_.assign(only_.size() + 1, {kOther, kOther, kOther, kOther});  // the last: every other object's
       sparse_ = true;
     } else {
+      read_.Free();
+      before_.Free();
       words_.assign(n_, {kOther, kOther, kOther, kOther});
     }
     kind_.assign(n_, kNoShape);
