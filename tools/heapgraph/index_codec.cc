@@ -25,10 +25,16 @@ bool PwriteAll(int fd, const void* buf, size_t n, uint64_t off, int* err) {
   return true;
 }
 
+// The head's bytes: magic, array count and meta size, the table, the meta,
+// the hash.
+uint64_t HeadBytes(uint64_t arrays, uint64_t meta) {
+  return 3 * sizeof(uint64_t) + arrays * kEntryBytes + meta + sizeof(uint64_t);
+}
+
 }  // namespace
 
 bool Writer::Finish(int fd, const char (&magic)[8], int* err) {
-  const uint64_t head = 3 * sizeof(uint64_t) + arrays_.size() * kEntryBytes + meta_.size() + sizeof(uint64_t);
+  const uint64_t head = HeadBytes(arrays_.size(), meta_.size());
   std::vector<ArrayEntry> table;
   uint64_t end = head;
   uint64_t total = head, written = 0;
@@ -81,7 +87,7 @@ Reader::Status Reader::Open(int fd, uint64_t size, const char (&magic)[8]) {
   if (std::memcmp(fixed, magic, sizeof magic) != 0) return Status::kOtherVersion;
   const uint64_t arrays = fixed[1], meta = fixed[2];
   if (arrays > kMaxArrays || meta > size) return Status::kDamaged;
-  const uint64_t head = sizeof fixed + arrays * kEntryBytes + meta + sizeof(uint64_t);
+  const uint64_t head = HeadBytes(arrays, meta);
   if (head > size) return Status::kDamaged;
   // The table first (at most kMaxArrays entries): the arrays tile the rest
   // of the file in order, each at the first aligned offset after the one
