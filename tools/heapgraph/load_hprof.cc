@@ -123,22 +123,21 @@ class Pass1 final : public format::hprof::HprofVisitor {
     for (const auto& s : c.statics) k.statics.push_back({std::to_string(s.name), s.type, s.value});
     // ClassClass() may add a class: index again rather than keep `k`.
     const uint32_t class_class = ClassClass();
-    g_.classes[ci].object = b_.AddObject(c.id, class_class, 0, at);
+    g_.classes[ci].object = Add(c.id, class_class, 0, at);
   }
   void Instance(uint64_t at, uint64_t id, uint32_t trace, uint64_t cls, std::span<const uint8_t> f) override {
     const uint32_t ci = ClassFor(cls);
     const uint64_t size = dumped_[ci] ? g_.classes[ci].instance_size : header_ + f.size();
-    NoteTrace(b_.AddObject(id, ci, size, at), trace);
+    NoteTrace(Add(id, ci, size, at), trace);
   }
   void ObjArray(uint64_t at, uint64_t id, uint32_t trace, uint64_t cls, uint32_t n) override {
     const uint32_t ci = ClassFor(cls);
     g_.classes[ci].array_type = 2;
-    NoteTrace(b_.AddObject(id, ci, Align(header_ + 4 + uint64_t{n} * g_.id_size), at), trace);
+    NoteTrace(Add(id, ci, Align(header_ + 4 + uint64_t{n} * g_.id_size), at), trace);
   }
   void PrimArray(uint64_t at, uint64_t id, uint32_t trace, uint8_t type, uint32_t n) override {
-    NoteTrace(b_.AddObject(id, PrimClass(type), Align(header_ + 4 + uint64_t{n} * format::hprof::BasicTypeSize(type, 8)),
-                       at),
-          trace);
+    NoteTrace(Add(id, PrimClass(type), Align(header_ + 4 + uint64_t{n} * format::hprof::BasicTypeSize(type, 8)), at),
+              trace);
   }
 
   // After the pass: names, superclasses, synthetic classes merged into the
@@ -258,8 +257,13 @@ class Pass1 final : public format::hprof::HprofVisitor {
     return out;
   }
 
+  // Every object of the pass comes here: the progress of the pass too.
+  Index Add(uint64_t id, uint32_t cls, uint64_t size, uint64_t at) {
+    const Index obj = b_.AddObject(id, cls, size, at);
+    if (progress && (obj & 0xFFFF) == 0) (*progress)("objects", at);
+    return obj;
+  }
   void NoteTrace(Index obj, uint32_t trace) {
-    if (progress && (obj & 0xFFFF) == 0) (*progress)("objects", g_.where[obj]);
     auto t = traces_.find(trace);
     if (t != traces_.end() && !t->second.second.empty()) object_traces_.emplace_back(obj, trace);
   }
