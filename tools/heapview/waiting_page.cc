@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <sstream>
 
 #include "html.h"
 #include "page.h"
@@ -78,34 +77,30 @@ Response WaitingPage(const OpenSnapshot& s) {
 }
 
 Response ProgressJson(const OpenSnapshot& s, bool ready) {
-  std::ostringstream out;
-  heapgraph::JsonWriter j(out);
-  j.BeginObject();
-  j.Field("state", ready ? "ready" : "opening");
-  if (!ready) {
-    j.Field("file", s.file);
-    j.Field("file_no", s.file_no);
-    j.Field("files", s.files);
-    j.Field("phase", s.step);
-    j.Field("done", s.done);
-    j.Field("total", s.total);
-    j.Field("unit", UnitName(s.unit));
-    j.Key("per_second");
-    j.Uint(Rounded(s.Rate()));
-    j.Key("seconds_left");
-    if (const double left = s.SecondsLeft(); left >= 0) {
-      j.Uint(Rounded(left));
-    } else {
-      j.Null();
+  Response r = JsonResponse([&](heapgraph::JsonWriter& j) {
+    j.BeginObject();
+    j.Field("state", ready ? "ready" : "opening");
+    if (!ready) {
+      j.Field("file", s.file);
+      j.Field("file_no", s.file_no);
+      j.Field("files", s.files);
+      j.Field("phase", s.step);
+      j.Field("done", s.done);
+      j.Field("total", s.total);
+      j.Field("unit", UnitName(s.unit));
+      j.Key("per_second");
+      j.Uint(Rounded(s.Rate()));
+      j.Key("seconds_left");
+      if (const double left = s.SecondsLeft(); left >= 0) {
+        j.Uint(Rounded(left));
+      } else {
+        j.Null();
+      }
+      j.Field("seconds", Rounded(s.seconds));
+      j.Field("line", s.Line());
     }
-    j.Field("seconds", Rounded(s.seconds));
-    j.Field("line", s.Line());
-  }
-  j.EndObject();
-  j.Finish();
-  Response r;
-  r.content_type = "application/json";
-  r.body = out.str();
+    j.EndObject();
+  });
   r.headers.emplace_back("Cache-Control", "no-store");
   return r;
 }
