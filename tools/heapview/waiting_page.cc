@@ -1,7 +1,6 @@
 #include "waiting_page.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
 
 #include "html.h"
@@ -13,17 +12,19 @@ namespace {
 
 const char* UnitName(heapgraph::ProgressUnit u) { return u == heapgraph::ProgressUnit::kObjects ? "objects" : "bytes"; }
 
+uint64_t Rounded(double v) { return v > 0 ? static_cast<uint64_t>(v + 0.5) : 0; }
+
+// Rounded once, then split: 119.6 s is "2 min 00 s", never "1 min 60 s".
 std::string Seconds(double s) {
-  char b[32];
-  if (s < 60) {
-    snprintf(b, sizeof b, "%.0f s", s);
+  const unsigned long long t = Rounded(s);
+  char b[48];
+  if (t < 60) {
+    snprintf(b, sizeof b, "%llu s", t);
   } else {
-    snprintf(b, sizeof b, "%.0f min %02.0f s", std::floor(s / 60), std::fmod(s, 60));
+    snprintf(b, sizeof b, "%llu min %02llu s", t / 60, t % 60);
   }
   return b;
 }
-
-uint64_t Rounded(double v) { return v > 0 ? static_cast<uint64_t>(v + 0.5) : 0; }
 
 // Objects as they are; bytes in MB past ten of them (a file's bytes to the
 // byte are noise), in one scale for done, total and rate.
