@@ -11,13 +11,11 @@
 set -u
 tool=$1 make=$2 work=$3 mode=${4:-curl}
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 rm -rf "$work" && mkdir -p "$work/idx"
 fail=0
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
-if [ "$mode" = browser ] && [ ! -d "$here/browser/node_modules/puppeteer-core" ]; then
-  echo "FAIL: puppeteer-core is not installed: run scripts/setup.sh (npm ci in $here/browser)"
-  exit 1
-fi
+[ "$mode" = browser ] && need_puppeteer
 # Past 2^16 objects, so that a phase counting objects reports a count.
 "$make" "$work/chain.dump" --chain 200000 || exit 1
 
@@ -28,13 +26,8 @@ start() {  # args...: heapview held at its first count; sets pid and url
   rm -f "$work/go"
   "$tool" --port 0 --hold-open "$work/go" "$@" "$work/chain.dump" > "$work/out" 2> "$work/err" &
   pid=$!
-  url=
-  for _ in $(seq 1 6000); do
-    url=$(sed -n 's/^heapview: \(http:[^ ]*\) shows the progress .*/\1/p' "$work/err")
-    [ -n "$url" ] && break
-    kill -0 $pid 2>/dev/null || break
-    sleep 0.01
-  done
+  wait_for "$work/err" '^heapview: http:[^ ]* shows the progress '
+  url=$(sed -n 's/^heapview: \(http:[^ ]*\) shows the progress .*/\1/p' "$work/err")
 }
 # Polls /progress.json until the open is held at its first count (up to 120 s).
 wait_held() {
@@ -42,6 +35,7 @@ wait_held() {
     curl -s --max-time 10 "${url}progress.json" > "$work/progress.json"
     # (a slow build may be caught reading the file: bytes, not yet held)
     grep -q '"done": [1-9]' "$work/progress.json" && grep -q '"unit": "objects"' "$work/progress.json" && return 0
+    kill -0 $pid 2>/dev/null || return 1
     sleep 0.1
   done
   return 1
@@ -72,7 +66,7 @@ else
     "[ $? -eq 1 ] && grep -q 'cannot listen on 127.0.0.1:$port' '$work/err2' && ! grep -q indexing '$work/err2'"
   touch "$work/go"
 fi
-for _ in $(seq 1 1200); do grep -q serving "$work/out" && break; sleep 0.1; done
+wait_for "$work/out" serving 120
 check "once open: serving on stdout" "grep -q '^heapview: serving $url ' '$work/out'"
 if [ "$mode" != browser ]; then
   check "/: the summary" "[ \$(code '') = 200 ] && grep -q '<h1>Heap $work/chain.dump</h1>' '$work/body' && ! grep -q refresh '$work/body'"
