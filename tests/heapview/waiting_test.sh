@@ -5,8 +5,10 @@
 # the total; it reloads itself), /progress.json with the same snapshot and
 # the JSON API with 503 and Retry-After; then the real pages. The open is
 # held mid-phase by --hold-open FILE (a test-only option) until the test
-# creates FILE, so nothing here depends on the machine's speed. With
-# `browser`, chromium sees the page and sees it become the summary itself.
+# creates FILE, so nothing here depends on the machine's speed. An input that
+# cannot be opened fails before the listening; --series numbers its files.
+# With `browser`, chromium sees the page and sees it become the summary
+# itself.
 #   waiting_test.sh HEAPVIEW MAKE_HEAPVIEW_DUMP WORKDIR [browser]
 set -u
 tool=$1 make=$2 work=$3 mode=${4:-curl}
@@ -22,9 +24,9 @@ check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; 
 set -m  # a background job gets SIGINT as from a terminal
 pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null' EXIT
-start() {  # args...: heapview held at its first count; sets pid and url
+start() {  # args... DUMP: heapview held at its first count; sets pid and url
   rm -f "$work/go"
-  "$tool" --port 0 --hold-open "$work/go" "$@" "$work/chain.dump" > "$work/out" 2> "$work/err" &
+  "$tool" --port 0 --hold-open "$work/go" "$@" > "$work/out" 2> "$work/err" &
   pid=$!
   wait_for "$work/err" '^heapview: http:[^ ]* shows the progress '
   url=$(sed -n 's/^heapview: \(http:[^ ]*\) shows the progress .*/\1/p' "$work/err")
@@ -42,7 +44,7 @@ wait_held() {
 }
 code() { curl -s -D "$work/headers" -o "$work/body" -w '%{http_code}' --max-time 10 "$url$1"; }
 
-start --no-index-cache
+start --no-index-cache "$work/chain.dump"
 check "listens before the open and says where on stderr" "[ -n '$url' ]"
 if [ "$mode" = browser ]; then
   wait_held
@@ -64,6 +66,13 @@ else
   timeout 60 "$tool" --port "$port" "$work/chain.dump" > "$work/out2" 2> "$work/err2"
   check "a second heapview on the same port fails at once, before indexing" \
     "[ $? -eq 1 ] && grep -q 'cannot listen on 127.0.0.1:$port' '$work/err2' && ! grep -q indexing '$work/err2'"
+  # On that taken port, an input that cannot be opened is reported before
+  # any listening: its one line, not "cannot listen".
+  for opt in --baseline --series; do
+    timeout 60 "$tool" --port "$port" $opt "$work/missing.dump" "$work/chain.dump" > "$work/out2" 2> "$work/err2"
+    check "$opt missing.dump: exit 1, one line naming it, before listening" \
+      "[ $? -eq 1 ] && [ \$(wc -l < '$work/err2') -eq 1 ] && grep -q '^$work/missing.dump: ' '$work/err2'"
+  done
   touch "$work/go"
 fi
 wait_for "$work/out" serving 120
@@ -79,9 +88,24 @@ check "Ctrl-C: exit 0" "[ $? -eq 0 ]"
 pid=
 
 if [ "$mode" != browser ]; then
+  # --series OLD NEW: the files are numbered across the series. NEW, a dump of
+  # a few objects, never reports a count, so the open is held in OLD, the
+  # second file.
+  "$make" "$work/small.dump" || exit 1
+  start --no-index-cache --series "$work/chain.dump" "$work/small.dump"
+  check "--series OLD NEW: held in OLD, file 2 of 2" \
+    "wait_held && grep -q '\"file\": \"$work/chain.dump\"' '$work/progress.json' && grep -q '\"file_no\": 2,' '$work/progress.json' && grep -q '\"files\": 2,' '$work/progress.json'"
+  check "--series OLD NEW: the waiting page says 2 of 2" "[ \$(code '') = 200 ] && grep -qF '$work/chain.dump (2 of 2)' '$work/body'"
+  touch "$work/go"
+  check "--series OLD NEW: serving once both are open" "wait_for '$work/out' serving 120"
+  kill -INT $pid
+  wait $pid
+  check "--series OLD NEW: Ctrl-C: exit 0" "[ $? -eq 0 ]"
+  pid=
+
   # Ctrl-C while the page waits: the open ends as before the server came
   # first (status 130) and leaves nothing in the index directory.
-  start --index-dir "$work/idx"
+  start --index-dir "$work/idx" "$work/chain.dump"
   wait_held
   kill -INT $pid
   wait $pid
