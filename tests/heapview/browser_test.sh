@@ -17,20 +17,14 @@ else
   shift  # --
 fi
 here=$(cd "$(dirname "$0")" && pwd)
+. "$here/lib.sh"
 rm -rf "$work" && mkdir -p "$work"
-if [ ! -d "$here/browser/node_modules/puppeteer-core" ]; then
-  echo "FAIL: puppeteer-core is not installed: run scripts/setup.sh (npm ci in $here/browser)"
-  exit 1
-fi
+need_puppeteer
 "$tool" --port 0 -q "$@" > "$work/server.out" 2> "$work/server.err" &
 pid=$!
 trap 'kill $pid 2>/dev/null' EXIT
-url=
-for _ in $(seq 1 100); do
-  url=$(sed -n 's/^heapview: serving \(http:[^ ]*\) .*/\1/p' "$work/server.out")
-  [ -n "$url" ] && break
-  sleep 0.1
-done
+wait_for "$work/server.out" '^heapview: serving http:' 10
+url=$(sed -n 's/^heapview: serving \(http:[^ ]*\) .*/\1/p' "$work/server.out")
 if [ -z "$url" ]; then
   echo "FAIL: heapview did not start"; cat "$work/server.err"; kill $pid; exit 1
 fi

@@ -7,6 +7,7 @@
 #   interrupt_test.sh HEAPVIEW MAKE_HEAPVIEW_DUMP WORKDIR
 set -u
 tool=$1 make=$2 work=$3
+. "$(dirname "$0")/lib.sh"
 rm -rf "$work" && mkdir -p "$work/idx"
 fail=0
 check() { if ! eval "$2"; then echo "FAIL: $1"; fail=1; else echo "ok: $1"; fi; }
@@ -20,14 +21,6 @@ trap '[ -n "$pid" ] && kill $pid 2>/dev/null' EXIT
 serve() {  # args...: starts heapview on the dump, its output in $work/out and $work/err
   "$tool" --port 0 --index-dir "$work/idx" "$@" "$work/chain.dump" > "$work/out" 2> "$work/err" &
   pid=$!
-}
-wait_for() {  # file, pattern: up to 60 s
-  for _ in $(seq 1 6000); do
-    grep -qs "$2" "$1" && return 0
-    kill -0 $pid 2>/dev/null || return 1
-    sleep 0.01
-  done
-  return 1
 }
 stop() {  # Ctrl-C; sets status
   kill -INT $pid

@@ -50,9 +50,10 @@ uint64_t ProgressLine::FileTotal(const std::string& path) {
 }
 
 ProgressLine::ProgressLine(std::string prefix, const std::string& path, bool enabled)
-    : prefix_(std::move(prefix)), enabled_(enabled), tty_(::isatty(2) == 1) {
-  if (enabled_) file_total_ = FileTotal(path);
-}
+    : ProgressLine(std::move(prefix), enabled ? FileTotal(path) : 0, enabled) {}
+
+ProgressLine::ProgressLine(std::string prefix, uint64_t file_total, bool enabled)
+    : prefix_(std::move(prefix)), enabled_(enabled), tty_(::isatty(2) == 1), file_total_(file_total) {}
 
 Progress ProgressLine::Callback() {
   return [this](const char* step, uint64_t done, uint64_t total, ProgressUnit unit) {

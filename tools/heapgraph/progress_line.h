@@ -18,6 +18,9 @@ class ProgressLine {
  public:
   // `prefix` starts every line ("heapview: indexing FILE").
   ProgressLine(std::string prefix, const std::string& path, bool enabled);
+  // The same with the file's FileTotal already read, by a caller that needs
+  // it too.
+  ProgressLine(std::string prefix, uint64_t file_total, bool enabled);
   // The callback for Load, Open, OpenIndexed and typing::Open. Safe to call
   // from several threads.
   Progress Callback();

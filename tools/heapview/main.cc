@@ -66,8 +66,8 @@ libdump::heapgraph::IndexReport OpenWithProgress(const std::string& path, HeapGr
                                                  const libdump::heapgraph::IndexOptions& index, bool quiet,
                                                  Reporting& rep) {
   using libdump::heapgraph::ProgressUnit;
-  libdump::heapgraph::ProgressLine line("heapview: indexing " + path, path, !quiet);
-  rep.state.StartFile(path, rep.next++, rep.files);
+  const uint64_t file_total = rep.state.StartFile(path, rep.next++, rep.files);
+  libdump::heapgraph::ProgressLine line("heapview: indexing " + path, file_total, !quiet);
   const libdump::heapgraph::Progress progress = [&](const char* step, uint64_t done, uint64_t total,
                                                     ProgressUnit unit) {
     line.Update(step, done, total, unit);

@@ -18,7 +18,7 @@ std::string OpenSnapshot::Line() const {
 
 OpenProgress::OpenProgress() : began_(Clock::now()), step_began_(began_) {}
 
-void OpenProgress::StartFile(const std::string& path, size_t no, size_t files) {
+uint64_t OpenProgress::StartFile(const std::string& path, size_t no, size_t files) {
   // The size is read before the lock: a stat and four bytes of the file.
   const uint64_t total = heapgraph::ProgressLine::FileTotal(path);
   std::lock_guard<std::mutex> lock(mu_);
@@ -29,6 +29,7 @@ void OpenProgress::StartFile(const std::string& path, size_t no, size_t files) {
   s_.done = s_.total = 0;
   file_total_ = total;
   step_began_ = Clock::now();
+  return total;
 }
 
 void OpenProgress::Update(const char* step, uint64_t done, uint64_t total, heapgraph::ProgressUnit unit) {

@@ -33,8 +33,8 @@ struct OpenSnapshot {
 class OpenProgress {
  public:
   OpenProgress();
-  // The next dump, `no` of `files`.
-  void StartFile(const std::string& path, size_t no, size_t files);
+  // The next dump, `no` of `files`. Returns its ProgressLine::FileTotal.
+  uint64_t StartFile(const std::string& path, size_t no, size_t files);
   // What the Progress callback hears.
   void Update(const char* step, uint64_t done, uint64_t total, heapgraph::ProgressUnit unit);
   OpenSnapshot Snapshot() const;

@@ -4,11 +4,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "html.h"
+#include "json_writer.h"
+#include "site.h"
 
 namespace libdump::heapview {
 
@@ -51,6 +54,20 @@ class Html {
   unsigned refresh_ = 0;
   std::string body_;
 };
+
+// An application/json response whose body `write` fills through a JsonWriter
+// (the trailing newline added here).
+template <typename F>
+Response JsonResponse(F&& write) {
+  std::ostringstream out;
+  readdump::JsonWriter j(out);
+  write(j);
+  j.Finish();
+  Response r;
+  r.content_type = "application/json";
+  r.body = out.str();
+  return r;
+}
 
 std::string Pct(uint64_t part, uint64_t whole);
 std::string Num(uint64_t v);

@@ -4,7 +4,6 @@
 // what retains memory (retention_pages.cc).
 #pragma once
 
-#include <sstream>
 #include <span>
 #include <string>
 #include <vector>
@@ -36,14 +35,7 @@ class Pages {
   Response NotFound(const std::string& why);
   template <typename F>
   Response Json(F&& f) {
-    std::ostringstream out;
-    heapgraph::JsonWriter j(out);
-    f(j);
-    j.Finish();
-    Response r;
-    r.content_type = "application/json";
-    r.body = out.str();
-    return r;
+    return JsonResponse(std::forward<F>(f));
   }
   Index Lookup(const std::string& s);
   template <typename F>

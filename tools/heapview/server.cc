@@ -264,11 +264,4 @@ void Server::Run() {
   s_->pool.clear();
 }
 
-void Serve(const Site& site, const ServerOptions& o, const std::function<void(const std::string&)>& ready) {
-  Server server([&site](const std::string& target) { return site.Handle(target); }, o);
-  ready(server.url());
-  server.Start();
-  server.Run();
-}
-
 }  // namespace libdump::heapview

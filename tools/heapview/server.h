@@ -57,8 +57,4 @@ class Server {
   std::unique_ptr<State> s_;
 };
 
-// Listens (throws as Server does), calls `ready` with the URL, serves until
-// SIGINT or SIGTERM, returns.
-void Serve(const Site& site, const ServerOptions& o, const std::function<void(const std::string& url)>& ready);
-
 }  // namespace libdump::heapview

@@ -1,9 +1,7 @@
 #include "waiting_page.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstdio>
-#include <sstream>
 
 #include "html.h"
 #include "page.h"
@@ -14,17 +12,19 @@ namespace {
 
 const char* UnitName(heapgraph::ProgressUnit u) { return u == heapgraph::ProgressUnit::kObjects ? "objects" : "bytes"; }
 
+uint64_t Rounded(double v) { return v > 0 ? static_cast<uint64_t>(v + 0.5) : 0; }
+
+// Rounded once, then split: 119.6 s is "2 min 00 s", never "1 min 60 s".
 std::string Seconds(double s) {
-  char b[32];
-  if (s < 60) {
-    snprintf(b, sizeof b, "%.0f s", s);
+  const unsigned long long t = Rounded(s);
+  char b[48];
+  if (t < 60) {
+    snprintf(b, sizeof b, "%llu s", t);
   } else {
-    snprintf(b, sizeof b, "%.0f min %02.0f s", std::floor(s / 60), std::fmod(s, 60));
+    snprintf(b, sizeof b, "%llu min %02llu s", t / 60, t % 60);
   }
   return b;
 }
-
-uint64_t Rounded(double v) { return v > 0 ? static_cast<uint64_t>(v + 0.5) : 0; }
 
 // Objects as they are; bytes in MB past ten of them (a file's bytes to the
 // byte are noise), in one scale for done, total and rate.
@@ -78,34 +78,30 @@ Response WaitingPage(const OpenSnapshot& s) {
 }
 
 Response ProgressJson(const OpenSnapshot& s, bool ready) {
-  std::ostringstream out;
-  heapgraph::JsonWriter j(out);
-  j.BeginObject();
-  j.Field("state", ready ? "ready" : "opening");
-  if (!ready) {
-    j.Field("file", s.file);
-    j.Field("file_no", s.file_no);
-    j.Field("files", s.files);
-    j.Field("phase", s.step);
-    j.Field("done", s.done);
-    j.Field("total", s.total);
-    j.Field("unit", UnitName(s.unit));
-    j.Key("per_second");
-    j.Uint(Rounded(s.Rate()));
-    j.Key("seconds_left");
-    if (const double left = s.SecondsLeft(); left >= 0) {
-      j.Uint(Rounded(left));
-    } else {
-      j.Null();
+  Response r = JsonResponse([&](heapgraph::JsonWriter& j) {
+    j.BeginObject();
+    j.Field("state", ready ? "ready" : "opening");
+    if (!ready) {
+      j.Field("file", s.file);
+      j.Field("file_no", s.file_no);
+      j.Field("files", s.files);
+      j.Field("phase", s.step);
+      j.Field("done", s.done);
+      j.Field("total", s.total);
+      j.Field("unit", UnitName(s.unit));
+      j.Key("per_second");
+      j.Uint(Rounded(s.Rate()));
+      j.Key("seconds_left");
+      if (const double left = s.SecondsLeft(); left >= 0) {
+        j.Uint(Rounded(left));
+      } else {
+        j.Null();
+      }
+      j.Field("seconds", Rounded(s.seconds));
+      j.Field("line", s.Line());
     }
-    j.Field("seconds", Rounded(s.seconds));
-    j.Field("line", s.Line());
-  }
-  j.EndObject();
-  j.Finish();
-  Response r;
-  r.content_type = "application/json";
-  r.body = out.str();
+    j.EndObject();
+  });
   r.headers.emplace_back("Cache-Control", "no-store");
   return r;
 }

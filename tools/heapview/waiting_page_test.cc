@@ -52,6 +52,24 @@ TEST(WaitingPage, PhaseDoneOfTotalAndItReloads) {
   EXPECT_NE(r.body.find("<th>elapsed</th><td class=\"n\">1 min 15 s</td>"), std::string::npos);
 }
 
+// Minutes and seconds come from one rounding: 119.6 s was "1 min 60 s".
+TEST(WaitingPage, SecondsRoundedBeforeMinutesAreSplitOff) {
+  const auto elapsed = [](double seconds) {
+    OpenSnapshot s;
+    s.seconds = seconds;
+    const std::string body = WaitingPage(s).body;
+    const std::string th = "<th>elapsed</th><td class=\"n\">";
+    const size_t at = body.find(th);
+    if (at == std::string::npos) return std::string("no elapsed row");
+    return body.substr(at + th.size(), body.find("</td>", at) - at - th.size());
+  };
+  EXPECT_EQ(elapsed(59.4), "59 s");
+  EXPECT_EQ(elapsed(59.6), "1 min 00 s");
+  EXPECT_EQ(elapsed(119.4), "1 min 59 s");
+  EXPECT_EQ(elapsed(119.6), "2 min 00 s");
+  EXPECT_EQ(elapsed(3599.7), "60 min 00 s");
+}
+
 TEST(WaitingPage, BeforeTheFirstReportAndWithoutATotal) {
   OpenSnapshot s;
   s.file = "-";
