@@ -133,6 +133,11 @@ std::string Pages::Index_() {
     h << "<tr><th>typed objects</th><td class=\"n\">" << Thousands(no) << " (" << Pct(no, st.total_objects)
       << ")</td></tr><tr><th>typed bytes</th><td class=\"n\">" << Thousands(nb) << " (" << Pct(nb, st.total_bytes)
       << ")</td></tr>";
+    // What a type names (dump, DWARF, shape) apart from what only a holder or a size places.
+    const uint64_t by_type = st.bytes[1] + st.bytes[2] + st.bytes[3], by_place = st.bytes[4] + st.bytes[5];
+    h << "<tr><th>bytes named by a type</th><td class=\"n\">" << Thousands(by_type) << " (" << Pct(by_type, st.total_bytes)
+      << ")</td></tr><tr><th>bytes named by a holder or a size</th><td class=\"n\">" << Thousands(by_place) << " ("
+      << Pct(by_place, st.total_bytes) << ")</td></tr>";
     for (unsigned r = 1; r <= 5; ++r) {
       if (st.objects[r] == 0) continue;
       h << "<tr><th>named by " << typing::RuleName(static_cast<typing::Rule>(r)) << "</th><td class=\"n\">"

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "class_histogram.h"
 #include "dump_file.h"
 #include "type_histogram.h"
 #include "input_file.h"
@@ -133,16 +134,20 @@ class Run {
     }
   }
 
-  // The typed fraction for the summary (docs/TYPING.md): the dump read again
-  // as a graph and typed. Only a libdump dump in a file that can be read
-  // again; a dump the graph refuses (two objects at one address) says why.
+  // The typing pass's class table, for the summary's typed fraction and the
+  // histogram (docs/TYPING.md): the dump read again as a graph and typed,
+  // once. Only a libdump dump in a file that can be read again; a dump the
+  // graph refuses (two objects at one address) says why, and the histogram
+  // then shows the dump's own types.
   struct Typed {
     bool done = false;
     typing::Stats stats;
     std::string error;
+    std::vector<Histogram::Row> classes;
   };
-  Typed TypeForSummary() {
-    Typed t;
+  const Typed& TypeOnce() {
+    if (typed_) return *typed_;
+    Typed& t = typed_.emplace();
     if (!o_.typing.enabled || summary_.dialect != format::Dialect::kLibdump) return t;
     std::string path;
     if (o_.validate) {
@@ -157,6 +162,7 @@ class Run {
       heapgraph::HeapGraph g;
       heapgraph::Load(path, g);
       t.stats = typing::Type(g, o_.typing);
+      t.classes = ClassRows(g);
     } catch (const format::FormatError& e) {
       t.error = e.what();
     } catch (const std::exception& e) {
@@ -165,12 +171,18 @@ class Run {
     return t;
   }
 
+  void TypeHistogram() {
+    if (!o_.histogram || o_.raw_types) return;
+    if (const Typed& t = TypeOnce(); t.done && t.error.empty()) histogram_.SetClasses(t.classes);
+  }
+
   void Finish() {
+    TypeHistogram();
     if (o_.json) {
       if (o_.summary) {
         json_.Key("summary");
         WriteSummaryJson(json_, summary_);
-        if (const Typed t = TypeForSummary(); t.done) {
+        if (const Typed& t = TypeOnce(); t.done) {
           json_.Key("typing");
           if (t.error.empty()) {
             typing::WriteTypedFractionJson(json_, t.stats);
@@ -196,7 +208,7 @@ class Run {
     if (o_.summary) {
       Section();
       PrintSummary(std::cout, name_, summary_);
-      if (const Typed t = TypeForSummary(); t.done) {
+      if (const Typed& t = TypeOnce(); t.done) {
         if (t.error.empty()) {
           typing::PrintTypedFraction(std::cout, t.stats);
         } else {
@@ -225,6 +237,7 @@ class Run {
   JsonWriter json_;
   Summary summary_;
   Histogram histogram_;
+  std::optional<Typed> typed_;
   ThreadTable threads_;
   Validator validator_{[this](const Problem& p) { Report(p); }};
   uint64_t problems_ = 0;

@@ -36,7 +36,10 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
       ("validate", po::bool_switch(&o.validate),
        "semantic checks (pointers, frames, types, roots); one line per problem, exit 1 if any")
       ("summary", po::bool_switch(&o.summary), "the summary (the default when no other section is asked for)")
-      ("histogram", po::bool_switch(&o.histogram), "objects and bytes per type, largest first")
+      ("histogram", po::bool_switch(&o.histogram),
+       "objects and bytes per class after typing (docs/TYPING.md), largest first, with the rule that named each")
+      ("raw-types", po::bool_switch(&o.raw_types),
+       "with --histogram: the dump's own types (type records) instead of the typed classes (implies --histogram)")
       ("top", po::value<std::string>()->value_name("N"), "with --histogram: only the N largest types (implies --histogram)")
       ("threads", po::bool_switch(&o.threads), "each thread with its frames")
       ("json", po::bool_switch(&o.json), "one JSON document instead of text")
@@ -130,6 +133,7 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
     }
     if (!o.dominators && !o.classes && !o.leaks && o.diff_old.empty() && !o.growth) o.histogram = true;
   }
+  if (o.raw_types) o.histogram = true;
   if (o.Analysis() || o.symbolize) return ParseResult::kRun;
   if (!o.records && !o.validate && !o.histogram && !o.threads) o.summary = true;
   return ParseResult::kRun;

@@ -16,6 +16,7 @@ struct Options {
   bool summary = false;
   bool records = false;
   bool histogram = false;
+  bool raw_types = false;  // --raw-types: the histogram of the dump's own types, not the typed classes
   uint64_t top = 0;  // 0: every type
   bool threads = false;
   bool validate = false;

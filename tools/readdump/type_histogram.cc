@@ -18,11 +18,31 @@ void Histogram::Add(const format::Record& r) {
   }
 }
 
+namespace {
+
+void SortRows(std::vector<Histogram::Row>& rows) {
+  std::sort(rows.begin(), rows.end(), [](const Histogram::Row& a, const Histogram::Row& b) {
+    if (a.bytes != b.bytes) return a.bytes > b.bytes;
+    if (a.count != b.count) return a.count > b.count;
+    if (a.name != b.name) return a.name < b.name;
+    return a.type < b.type;
+  });
+}
+
+}  // namespace
+
+void Histogram::SetClasses(std::vector<Row> rows) {
+  SortRows(rows);
+  classes_ = std::move(rows);
+  typed_ = true;
+}
+
 std::vector<Histogram::Row> Histogram::Rows() const {
+  if (typed_) return classes_;
   std::vector<Row> rows;
   rows.reserve(cells_.size());
   for (const auto& [type, cell] : cells_) {
-    Row row{type, "", cell.count, cell.bytes};
+    Row row{type, "", "", cell.count, cell.bytes};
     if (type == 0) {
       row.name = "(untyped)";
     } else if (auto it = names_.find(type); it != names_.end()) {
@@ -32,12 +52,7 @@ std::vector<Histogram::Row> Histogram::Rows() const {
     }
     rows.push_back(std::move(row));
   }
-  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
-    if (a.bytes != b.bytes) return a.bytes > b.bytes;
-    if (a.count != b.count) return a.count > b.count;
-    if (a.name != b.name) return a.name < b.name;
-    return a.type < b.type;
-  });
+  SortRows(rows);
   return rows;
 }
 
@@ -62,20 +77,30 @@ Totals Sum(const std::vector<Histogram::Row>& rows) {
 void PrintHistogram(std::ostream& out, const Histogram& h, uint64_t top) {
   const std::vector<Histogram::Row> rows = h.Rows();
   const size_t shown = top == 0 ? rows.size() : std::min<size_t>(rows.size(), top);
-  char line[64];
-  std::snprintf(line, sizeof line, "%10s %12s  %-18s %s\n", "count", "bytes", "type id", "type");
+  char line[80];
+  // Typed, the rule column says what named each class (docs/TYPING.md).
+  if (h.typed()) {
+    std::snprintf(line, sizeof line, "%10s %12s  %-18s %-7s %s\n", "count", "bytes", "type id", "rule", "class");
+  } else {
+    std::snprintf(line, sizeof line, "%10s %12s  %-18s %s\n", "count", "bytes", "type id", "type");
+  }
   out << line;
   for (size_t i = 0; i < shown; ++i) {
     const Histogram::Row& r = rows[i];
     std::snprintf(line, sizeof line, "%10llu %12llu  %-18s ", static_cast<unsigned long long>(r.count),
                   static_cast<unsigned long long>(r.bytes), HexString(r.type).c_str());
-    out << line << EscapeText(r.name) << '\n';
+    out << line;
+    if (h.typed()) {
+      std::snprintf(line, sizeof line, "%-7s ", r.rule.c_str());
+      out << line;
+    }
+    out << EscapeText(r.name) << '\n';
   }
-  if (shown < rows.size()) out << "... " << rows.size() - shown << " more types\n";
+  if (shown < rows.size()) out << "... " << rows.size() - shown << (h.typed() ? " more classes\n" : " more types\n");
   const Totals t = Sum(rows);
   std::snprintf(line, sizeof line, "%10llu %12llu  ", static_cast<unsigned long long>(t.count),
                 static_cast<unsigned long long>(t.bytes));
-  out << line << "total, " << rows.size() << " types\n";
+  out << line << "total, " << rows.size() << (h.typed() ? " classes\n" : " types\n");
 }
 
 void WriteHistogramJson(JsonWriter& json, const Histogram& h, uint64_t top) {
@@ -84,6 +109,7 @@ void WriteHistogramJson(JsonWriter& json, const Histogram& h, uint64_t top) {
   const Totals t = Sum(rows);
   json.BeginObject();
   json.Field("types", rows.size());
+  json.Field("typed", h.typed());
   json.Field("count", t.count);
   json.Field("bytes", t.bytes);
   json.Key("rows");
@@ -93,6 +119,7 @@ void WriteHistogramJson(JsonWriter& json, const Histogram& h, uint64_t top) {
     json.Key("type");
     json.Hex(rows[i].type);
     json.Field("name", rows[i].name);
+    if (h.typed()) json.Field("rule", rows[i].rule);
     json.Field("count", rows[i].count);
     json.Field("bytes", rows[i].bytes);
     json.EndObject();

@@ -1,6 +1,8 @@
 // --histogram: objects and bytes per type. Types may be defined after the
 // objects that use them (libdump writes polymorphic classes last), so rows are
-// keyed by type id and named only at the end.
+// keyed by type id and named only at the end. By default the rows are the
+// typing pass's classes instead (SetClasses: class_histogram.h), each with the
+// rule that named it; --raw-types keeps the dump's own types.
 #pragma once
 
 #include <cstdint>
@@ -19,11 +21,15 @@ class Histogram {
   struct Row {
     uint64_t type = 0;
     std::string name;  // "(untyped)" for type 0, "(undefined)" for a type no record defines
+    std::string rule;  // the typing rule that named the class; empty for the dump's own types
     uint64_t count = 0;
     uint64_t bytes = 0;
   };
 
   void Add(const format::Record& r);
+  // Replaces the dump's own types by the typed classes (rows with a rule).
+  void SetClasses(std::vector<Row> rows);
+  bool typed() const { return typed_; }
   // By bytes, then count, descending; ties by name and id so output is stable.
   std::vector<Row> Rows() const;
 
@@ -34,6 +40,8 @@ class Histogram {
   };
   std::unordered_map<uint64_t, Cell> cells_;
   std::unordered_map<uint64_t, std::string> names_;
+  bool typed_ = false;
+  std::vector<Row> classes_;
 };
 
 // top == 0 prints every row.

@@ -9,9 +9,14 @@
 //                         least one such link exists
 //   std::unordered bucket array, node
 //                         an array of words that are 0, pointers to node
-//                         starts, and exactly one pointer elsewhere (to the
-//                         container's _M_before_begin); nodes are what the
-//                         buckets and the nodes' next words (word 0) reach
+//                         starts, and exactly one pointer elsewhere: to the
+//                         container's _M_before_begin, whose _Hashtable
+//                         words around it name this array (-16) and the
+//                         first node (0), and, in a heap object, the bucket
+//                         count (-8, within the array) and the node count
+//                         (+8); nodes are what the buckets reach and one
+//                         singly-linked chain (word 0) from the first node
+//                         through all of them
 //   std::list node        {next, prev}: next's prev and prev's next are the
 //                         node, at least one of them a heap node
 //   std::string buffer    a {pointer, length, capacity} triple in a heap
@@ -233,7 +238,7 @@ class Shapes {
       }
       const bool junk_after = junk == 0 || junk_first > pointer_last;
       if (others == 1 && starts > 0 && junk_after && d.size() >= 16)
-        candidates_.push_back({i, FindContaining(g_, other)});
+        candidates_.push_back({i, other});
       // A std::string of its own (32 bytes) holding a short string: its
       // pointer aims at its own buffer at +16, NUL at the length.
       if (d.size() == 32 && ctx_.Word(d, 0) == g_.ids[i] + 16) {
@@ -327,25 +332,80 @@ class Shapes {
     }
   }
 
+  // The words of a libstdc++ _Hashtable around its _M_before_begin (at P):
+  // _M_buckets at P - 16, _M_bucket_count at P - 8, _M_before_begin._M_nxt
+  // at P, _M_element_count at P + 8. A global's dump holds only its pointer
+  // words (roots), so the two counts are known in a heap object only.
+  struct HashHeader {
+    uint64_t buckets = 0, bucket_count = 0, first = 0, elements = 0;
+    bool counted = false;
+  };
+  std::unordered_map<uint64_t, HashHeader> HashHeaders(const std::vector<uint64_t>& at) {
+    std::unordered_map<uint64_t, HashHeader> out;
+    std::vector<std::pair<Index, uint64_t>> in_heap;  // (container, P)
+    std::unordered_map<uint64_t, uint64_t> slots;     // root slot -> its pointer, for the rest
+    for (uint64_t p : at) {
+      const Index c = FindContaining(g_, p);
+      if (c == kNone) {
+        slots.emplace(p - 16, 0);
+        slots.emplace(p, 0);
+      } else if (p - g_.ids[c] >= 16 && p - g_.ids[c] + 16 <= g_.Size(c)) {
+        in_heap.push_back({c, p});
+      }
+    }
+    for (const heapgraph::Root& r : g_.roots) {
+      if (auto it = slots.find(r.slot); it != slots.end() && r.slot != 0) it->second = r.ptr;
+    }
+    for (uint64_t p : at) {
+      auto b = slots.find(p - 16), f = slots.find(p);
+      if (b != slots.end() && f != slots.end()) out[p] = {b->second, 0, f->second, 0, false};
+    }
+    std::sort(in_heap.begin(), in_heap.end());
+    std::vector<Index> holders;
+    for (const auto& [c, p] : in_heap) {
+      if (holders.empty() || holders.back() != c) holders.push_back(c);
+    }
+    size_t k = 0;
+    ctx_.Scan(holders, [&](Index c, std::span<const uint8_t> d) {
+      for (; k < in_heap.size() && in_heap[k].first == c; ++k) {
+        const size_t off = in_heap[k].second - g_.ids[c];
+        out[in_heap[k].second] = {ctx_.Word(d, off - 16), ctx_.Word(d, off - 8), ctx_.Word(d, off), ctx_.Word(d, off + 8),
+                                  true};
+      }
+    });
+    return out;
+  }
+
   void Hashes() {
     // Bucket arrays: words 0, node starts (whose next word is 0 or a
     // start), and one word elsewhere (the census of ReadWords).
     std::vector<Index> arrays;
-    std::unordered_map<Index, Index> other_of;
+    std::unordered_map<Index, uint64_t> other_of;
+    std::vector<uint64_t> befores;
     for (const auto& [b, other] : candidates_) {
       if (!Unnamed(b)) continue;
+      const Index o = FindContaining(g_, other);
       bool ok = true;
       for (Index s : g_.Out(b)) {
-        if (s == other) continue;
+        if (s == o) continue;
         ok &= s != b && g_.Size(s) >= 16 && (W(s)[0] == kZero || W(s)[0] < kColor);
       }
       if (ok) {
         arrays.push_back(b);
         other_of[b] = other;
+        befores.push_back(other);
       }
     }
     candidates_ = {};
+    const std::unordered_map<uint64_t, HashHeader> headers = HashHeaders(befores);
     for (Index b : arrays) {
+      const auto h = headers.find(other_of[b]);
+      if (h == headers.end() || h->second.buckets != g_.ids[b]) continue;  // not libstdc++'s container
+      const HashHeader& hh = h->second;
+      if (hh.counted && (hh.bucket_count == 0 || hh.bucket_count > g_.Size(b) / 8)) continue;
+      const Index first = g_.Find(hh.first);
+      if (first == kNone || g_.ids[first] != hh.first) continue;
+      const Index before = FindContaining(g_, other_of[b]);
       // The nodes: what the buckets reach, then their next words. Nodes
       // found are marked kPending until the whole array proves (or not).
       std::vector<Index> nodes;
@@ -360,7 +420,7 @@ class Shapes {
         nodes.push_back(v);
       };
       for (Index t : g_.Out(b)) {
-        if (t != other_of[b] && ok) visit(t);
+        if (t != before && ok) visit(t);
       }
       for (size_t k = 0; k < nodes.size() && ok; ++k) {
         const uint32_t next = W(nodes[k])[0];
@@ -370,6 +430,17 @@ class Shapes {
           break;
         }
         visit(next);
+      }
+      // One chain from the first node through every node, as many as the
+      // container counts: the buckets only point into it.
+      if (ok) {
+        size_t chain = 0;
+        uint32_t v = static_cast<uint32_t>(first);
+        while (ok && v != kZero) {
+          ok = v < kColor && kind_[v] == kPending && chain++ < nodes.size();
+          if (ok) v = W(v)[0];
+        }
+        ok &= chain == nodes.size() && (!hh.counted || hh.elements == nodes.size());
       }
       for (Index v : nodes) kind_[v] = ok ? kHashNode : kNoShape;
       if (ok) kind_[b] = kBuckets;
@@ -557,7 +628,7 @@ class Shapes {
   heapgraph::BigArray<uint8_t> kind_;
   std::vector<Claim> strings_, vectors_;
   std::vector<Index> pending_maps_;
-  std::vector<std::pair<Index, Index>> candidates_;  // bucket arrays: (array, the object its one other word points into)
+  std::vector<std::pair<Index, uint64_t>> candidates_;  // bucket arrays: (array, its one word that is no node start)
   std::vector<Claim> owners_;  // strings' and vectors' holders, by body
   std::vector<std::pair<Index, uint64_t>> headers_;  // (node, the parent word pointing inside an object)
   std::vector<Index> sso_;  // 32-byte objects holding a short std::string

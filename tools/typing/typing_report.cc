@@ -18,6 +18,11 @@ std::string Pct(uint64_t part, uint64_t whole) {
 
 constexpr Rule kRules[] = {Rule::kDump, Rule::kDwarf, Rule::kShape, Rule::kHolder, Rule::kSize, Rule::kNothing};
 
+uint64_t TypeNamedBytes(const Stats& s) {
+  return s.bytes[static_cast<unsigned>(Rule::kDump)] + s.bytes[static_cast<unsigned>(Rule::kDwarf)] +
+         s.bytes[static_cast<unsigned>(Rule::kShape)];
+}
+
 }  // namespace
 
 void PrintTypedFraction(std::ostream& out, const Stats& s) {
@@ -32,6 +37,11 @@ void PrintTypedFraction(std::ostream& out, const Stats& s) {
     out << "  " << RuleName(r) << ": " << s.objects[k] << " objects, " << s.bytes[k] << " bytes ("
         << Pct(s.bytes[k], s.total_bytes) << ")\n";
   }
+  // The measure of the typing: what a type names (dump, DWARF, shape) says
+  // what the bytes are; a holder or a size only where they are.
+  const uint64_t by_type = TypeNamedBytes(s), by_place = s.bytes[static_cast<unsigned>(Rule::kHolder)] + s.bytes[static_cast<unsigned>(Rule::kSize)];
+  out << "  named by a type (dump, dwarf, shape): " << by_type << " bytes (" << Pct(by_type, s.total_bytes)
+      << "); by a holder or a size: " << by_place << " bytes (" << Pct(by_place, s.total_bytes) << ")\n";
   if (s.named_roots) out << "  roots named by a variable: " << s.named_roots << '\n';
 }
 
@@ -42,6 +52,8 @@ void WriteTypedFractionJson(JsonWriter& j, const Stats& s) {
   j.Field("named_objects", s.total_objects - s.objects[0] - s.objects[5]);
   j.Field("named_bytes", s.total_bytes - s.bytes[0] - s.bytes[5]);
   j.Field("named_roots", s.named_roots);
+  j.Field("type_named_bytes", TypeNamedBytes(s));
+  j.Field("holder_or_size_bytes", s.bytes[static_cast<unsigned>(Rule::kHolder)] + s.bytes[static_cast<unsigned>(Rule::kSize)]);
   j.Key("by_rule");
   j.BeginObject();
   for (Rule r : kRules) {
