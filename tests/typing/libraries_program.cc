@@ -21,9 +21,11 @@ namespace {
 
 constexpr int kBlobs = 1000, kRecords = 3000, kOrders = 2000, kItems = 800, kSorted = 500;
 
+// Zero bytes first: a node of node_hash_map {key, Blob*} then reads as a
+// bucket array whose one node is the blob (a wrong name to refuse).
 struct Blob {
-  int id;
   char bytes[200];
+  int id;
 };
 struct Record {
   long id;
@@ -50,7 +52,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "usage: libraries_program DUMP\n");
     return 2;
   }
-  for (int i = 0; i < kBlobs; ++i) g_blobs.emplace(i, std::make_unique<Blob>(Blob{i, {}}));
+  for (int i = 0; i < kBlobs; ++i) g_blobs.emplace(i, std::make_unique<Blob>(Blob{{}, i}));
   for (int i = 0; i < kRecords; ++i) g_records.emplace(Long("key", i), Record{i, 0.5, Long("record", i)});
   for (int i = 0; i < kOrders; ++i) g_orders.emplace(i, Record{i, 1.5, Long("order", i)});
   for (int i = 0; i < kItems; ++i) g_items.emplace(i, Item{i, 2.5});

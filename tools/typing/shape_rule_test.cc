@@ -109,5 +109,69 @@ TEST(ShapeRule, SlackThatIsNotPoisonStillDisprovesBuckets) {
   EXPECT_NE(c.at(l.map), "std::deque map");
 }
 
+// Other libraries' layouts that look like a bucket array of words that are
+// 0, node starts and one word elsewhere, but are no libstdc++ _Hashtable:
+// each must stay unnamed as an unordered_map.
+std::map<uint64_t, std::string> ClassesOfObjects(const std::vector<std::pair<uint64_t, Words>>& objects,
+                                                 const std::vector<std::pair<uint64_t, uint64_t>>& roots) {
+  return ClassesOfWritten("shape_rule_other", [&](format::Writer& w) {
+    w.Header();
+    w.Params({0, 8, 0, 0x10000, 0x50000});
+    for (const auto& [addr, words] : objects) w.Object({addr, 0, format::kObjRegular, words.size() * 8}, words.data());
+    for (const auto& [slot, ptr] : roots) w.DataRoot({slot, ptr});
+    w.Eof();
+  });
+}
+
+void ExpectNoHashShape(const std::map<uint64_t, std::string>& c) {
+  for (const auto& [addr, name] : c) EXPECT_EQ(name.find("std::unordered_map"), std::string::npos) << std::hex << addr << ": " << name;
+}
+
+TEST(ShapeRule, AbseilNodeHashMapNodesAreNoBucketArrays) {
+  // absl::node_hash_map<int, std::unique_ptr<Blob>>: a node {key, Blob*}
+  // (the key the one word that is no pointer), the blob's first bytes 0; the
+  // backing array {control bytes, slots} that points at the nodes.
+  std::vector<std::pair<uint64_t, Words>> objects;
+  Words backing = {0x8080808080800201ULL, 0x80808080808080ffULL, 0x11000, 0x11100};
+  objects.push_back({0x10000, backing});
+  for (uint64_t k = 0; k < 2; ++k) {
+    objects.push_back({0x11000 + 0x100 * k, {k + 5, 0x12000 + 0x100 * k}});
+    objects.push_back({0x12000 + 0x100 * k, Words(26, 0)});
+  }
+  ExpectNoHashShape(ClassesOfObjects(objects, {{0x600000, 0x10000}, {0x600008, 0x10010}}));
+}
+
+TEST(ShapeRule, BoostUnorderedMapBucketsAreNotLibstdcxxs) {
+  // boost::unordered_map (1.74): bucket_count + 1 buckets, the last the
+  // sentinel whose next is the first node; a bucket points to the link before
+  // its first node (a node's next word, or the sentinel inside the array).
+  // Nodes {next, bucket info, value}.
+  std::vector<std::pair<uint64_t, Words>> objects;
+  objects.push_back({0x10000, {0x10018, 0, 0x11000, 0x11100}});  // buckets 0-2, the sentinel at +0x18
+  objects.push_back({0x11000, {0x11100, 0, 10}});
+  objects.push_back({0x11100, {0x11200, 2, 20}});
+  objects.push_back({0x11200, {0, 2, 30}});
+  ExpectNoHashShape(ClassesOfObjects(objects, {{0x600000, 0x10000}}));
+}
+
+TEST(ShapeRule, AHashtableHeaderInTheHeapMustCountItsNodes) {
+  // A std::unordered_map allocated alone {buckets, bucket count, before-begin,
+  // element count}: proved with its counts, refused when they disagree.
+  auto layout = [](uint64_t bucket_count, uint64_t elements) {
+    return std::vector<std::pair<uint64_t, Words>>{
+        {0x10000, {0x20010, 0, 0x11000}},
+        {0x11000, {0x11100, 1, 10}},
+        {0x11100, {0, 2, 20}},
+        {0x20000, {0x10000, bucket_count, 0x11000, elements, 0, 0, 0}},
+    };
+  };
+  const auto good = ClassesOfObjects(layout(3, 2), {{0x600000, 0x20000}});
+  EXPECT_EQ(good.at(0x10000), "std::unordered_map buckets");
+  EXPECT_EQ(good.at(0x11000), "std::unordered_map node");
+  EXPECT_EQ(good.at(0x11100), "std::unordered_map node");
+  ExpectNoHashShape(ClassesOfObjects(layout(3, 5), {{0x600000, 0x20000}}));   // five elements counted, two found
+  ExpectNoHashShape(ClassesOfObjects(layout(64, 2), {{0x600000, 0x20000}}));  // more buckets than the array holds
+}
+
 }  // namespace
 }  // namespace libdump::typing
