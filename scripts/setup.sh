@@ -31,6 +31,9 @@ test_packages=(
   # the typing pass's DWARF checks: an independent DWARF reader and a real
   # third-party library's parsed document; a stripped key-value store library holding data
   elfutils nlohmann-json3-dev libleveldb-dev
+  # other libraries' containers the shape rule must not take for libstdc++'s, and
+  # protobuf messages (tests/typing/typing_libraries.sh)
+  libabsl-dev libprotobuf-dev protobuf-compiler libboost-container-dev
   # the stack of a hung process in the fork tests' failure reports
   gdb
 )

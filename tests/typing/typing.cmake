@@ -58,3 +58,37 @@ if(TARGET libdump_runtime AND TARGET readdump AND LEVELDB_INCLUDE AND LEVELDB_LI
     COMMAND ${CMAKE_CURRENT_LIST_DIR}/typing_leveldb.sh ${PROJECT_BINARY_DIR} ${_leveldb_stripped})
   set_tests_properties(typing_leveldb PROPERTIES LABELS "no_asan" TIMEOUT 300)
 endif()
+
+# Other libraries' containers (Debian's libabsl and Boost) and Protocol
+# Buffers messages (libprotobuf), the programs built -g and stripped: no shape
+# names another library's layout as libstdc++'s, the messages are counted
+# exactly, and --histogram shows what --classes shows (not under ASan: LD_PRELOAD).
+pkg_check_modules(TYPING_ABSL IMPORTED_TARGET absl_node_hash_map absl_flat_hash_map absl_btree)
+pkg_check_modules(TYPING_PROTOBUF IMPORTED_TARGET protobuf)
+find_program(TYPING_PROTOC protoc)
+if(TARGET libdump_runtime AND TARGET readdump AND TYPING_ABSL_FOUND AND TYPING_PROTOBUF_FOUND AND TYPING_PROTOC)
+  add_executable(typing_libraries_program ${CMAKE_CURRENT_LIST_DIR}/libraries_program.cc)
+  target_compile_options(typing_libraries_program PRIVATE -g -O1)
+  target_link_libraries(typing_libraries_program PRIVATE PkgConfig::TYPING_ABSL Boost::headers)
+  set(_shop ${CMAKE_CURRENT_BINARY_DIR}/shop.pb.cc)
+  add_custom_command(OUTPUT ${_shop} ${CMAKE_CURRENT_BINARY_DIR}/shop.pb.h
+    COMMAND ${TYPING_PROTOC} --cpp_out=${CMAKE_CURRENT_BINARY_DIR} -I${CMAKE_CURRENT_LIST_DIR} shop.proto
+    DEPENDS ${CMAKE_CURRENT_LIST_DIR}/shop.proto)
+  add_executable(typing_protobuf_program ${CMAKE_CURRENT_LIST_DIR}/protobuf_program.cc ${_shop})
+  target_compile_options(typing_protobuf_program PRIVATE -g -O1)
+  target_include_directories(typing_protobuf_program PRIVATE ${CMAKE_CURRENT_BINARY_DIR})
+  target_link_libraries(typing_protobuf_program PRIVATE PkgConfig::TYPING_PROTOBUF)
+  set(_stripped_programs)
+  foreach(_p typing_libraries_program typing_protobuf_program)
+    add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/${_p}_stripped
+      COMMAND ${CMAKE_STRIP} --strip-all -o ${CMAKE_CURRENT_BINARY_DIR}/${_p}_stripped $<TARGET_FILE:${_p}>
+      DEPENDS ${_p})
+    list(APPEND _stripped_programs ${CMAKE_CURRENT_BINARY_DIR}/${_p}_stripped)
+  endforeach()
+  add_custom_target(typing_libraries_stripped ALL DEPENDS ${_stripped_programs})
+  add_test(NAME typing_libraries
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/typing_libraries.sh ${PROJECT_BINARY_DIR}
+      $<TARGET_FILE:typing_libraries_program> ${CMAKE_CURRENT_BINARY_DIR}/typing_libraries_program_stripped
+      $<TARGET_FILE:typing_protobuf_program> ${CMAKE_CURRENT_BINARY_DIR}/typing_protobuf_program_stripped)
+  set_tests_properties(typing_libraries PROPERTIES LABELS "no_asan" TIMEOUT 300)
+endif()

@@ -76,6 +76,15 @@ expect 'std::string buffer (held by std::map node +0x20)' 200
 [ "$(named_percent)" -ge 75 ] || fail "$(named_percent) % of bytes named stripped"
 # Deterministic: the same table twice.
 "$readdump" --classes "$dir/stripped.dump" | cmp -s - "$dir/classes" || fail "two runs differ"
+# --histogram, the first view, is typed: the classes and counts of --classes;
+# --raw-types (and --no-typing) the dump's own types.
+hist_count() { awk -v c="$1" '$4 == "shape" { n = $1; $1 = $2 = $3 = $4 = ""; sub(/^ +/, ""); if ($0 == c) s += n } END { print s + 0 }' "$dir/histogram"; }
+"$readdump" --histogram "$dir/stripped.dump" > "$dir/histogram"
+[ "$(hist_count 'std::map node')" = 1200 ] || fail "--histogram: $(hist_count 'std::map node') std::map nodes, expected 1200"
+[ "$(hist_count 'std::unordered_map node')" = 800 ] || fail "--histogram: $(hist_count 'std::unordered_map node') hash nodes"
+"$readdump" --histogram --raw-types "$dir/stripped.dump" | grep -q ' (untyped)$' || fail "--raw-types typed"
+"$readdump" --histogram --no-typing "$dir/stripped.dump" | grep -q ' (untyped)$' || fail "--histogram --no-typing typed"
+"$readdump" "$dir/stripped.dump" | grep -q '^  named by a type (dump, dwarf, shape): ' || fail "the summary does not part type- from holder-named bytes"
 # --no-typing keeps the dump's own classes.
 "$readdump" --classes --no-typing "$dir/stripped.dump" | grep -q '	untyped	(untyped)$' || fail "--no-typing typed"
 # Leaks: a report, and the same in JSON. The program leaks nothing, and the

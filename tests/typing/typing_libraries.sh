@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Other libraries' containers and Protocol Buffers messages under the typing
+# pass, with symbols and stripped: no shape names a layout of abseil or Boost
+# as a libstdc++ container the program does not use; the messages are counted
+# exactly; --histogram shows the classes and counts of --classes.
+#   typing_libraries.sh BINDIR LIBS LIBS_STRIPPED PROTOBUF PROTOBUF_STRIPPED   (KEEP=1 keeps the dumps)
+set -euo pipefail
+bindir=$(cd "$1" && pwd)
+lib=$bindir/libdump/libdump.so
+readdump=$bindir/tools/readdump/readdump
+dir=$(mktemp -d)
+trap '[ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*"; head -40 "$dir/classes" 2>/dev/null; exit 1; }
+
+dump() {  # PROGRAM NAME EXPECTED_OUTPUT
+  LD_PRELOAD=$lib LIBDUMP_HEAPDUMP_SIGNAL=USR2 LIBDUMP_HEAPDUMP_PATH="$dir/$2.dump" "$1" "$dir/$2.dump" > "$dir/$2.out" \
+    || fail "$2 did not run"
+  [ "$(cat "$dir/$2.out")" = "$3" ] || fail "$2 printed $(cat "$dir/$2.out")"
+  "$readdump" --classes "$dir/$2.dump" > "$dir/classes"
+  "$readdump" --histogram "$dir/$2.dump" > "$dir/histogram"
+}
+count() { awk -F'\t' -v c="$1" '$5 == c { n += $1 } END { print n + 0 }' "$dir/classes"; }
+# The count of one class in --histogram (count, bytes, type id, rule, class).
+hist_count() { awk -v c="$1" 'NR > 1 { n = $1; $1 = $2 = $3 = $4 = ""; sub(/^ +/, ""); if ($0 == c) s += n } END { print s + 0 }' "$dir/histogram"; }
+expect() {  # CLASS N: in --classes and in --histogram
+  [ "$(count "$1")" = "$2" ] || fail "$1: $(count "$1") objects, expected $2"
+  [ "$(hist_count "$1")" = "$2" ] || fail "--histogram: $1: $(hist_count "$1") objects, expected $2"
+}
+# A shape of a libstdc++ container the program does not use is a wrong name.
+no_wrong_names() {  # PATTERN
+  if grep -E "	shape	($1)" "$dir/classes"; then fail "a libstdc++ shape named another library's layout"; fi
+}
+
+for p in "$2" "$3"; do
+  dump "$p" libs "1000 3000 2000 800 500"
+  no_wrong_names 'std::unordered_map|std::map|std::list|std::deque'
+  [ "$(count 'std::string buffer')" = "$(hist_count 'std::string buffer')" ] || fail "--histogram and --classes differ"
+  echo "PASS: $(basename "$p"): $(sed -n 1p "$dir/classes")"
+done
+
+for p in "$4" "$5"; do
+  dump "$p" protobuf "2000 10000"
+  # libprotobuf's own std::maps (its descriptor pool's) are real: only hash shapes are checked.
+  no_wrong_names 'std::unordered_map'
+  expect shop::Order 2000
+  expect shop::LineItem 10000
+  echo "PASS: $(basename "$p"): $(sed -n 1p "$dir/classes")"
+done
