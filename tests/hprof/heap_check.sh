@@ -28,7 +28,8 @@ esac
 # shellcheck disable=SC2086
 # --force: a rerun of the suite replaces the previous run's files.
 "$dumptohprof" -q --force $conv_opts --class-map "$work/$name.map" "$dump" "$hprof"
-"$readdump" --histogram --top 1000000000 "$dump" > "$work/$name.hist"
+# The dump's own types: those the class map names.
+"$readdump" --histogram --raw-types --top 1000000000 "$dump" > "$work/$name.hist"
 tf=$("$readdump" "$dump" | sed -n 's/^threads: \([0-9]*\) (\([0-9]*\) frames).*/\1 \2/p')
 threads=${tf% *} frames=${tf#* }
 exec java -Xmx2g -cp "$jar:$work/classes" HeapCheck "$hprof" --histogram "$work/$name.hist" \

@@ -109,7 +109,8 @@ void WriteHistogramJson(JsonWriter& json, const Histogram& h, uint64_t top) {
   const Totals t = Sum(rows);
   json.BeginObject();
   json.Field("types", rows.size());
-  json.Field("typed", h.typed());
+  json.Key("typed");
+  json.Bool(h.typed());
   json.Field("count", t.count);
   json.Field("bytes", t.bytes);
   json.Key("rows");
