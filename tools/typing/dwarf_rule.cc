@@ -419,11 +419,48 @@ class DwarfTyper {
     return it->second;
   }
 
+  // The pointer members of a class the dump named by its vtable, at any
+  // depth of nested structs and bases ("_impl_.items_.rep_"), as the class's
+  // fields: the holder rule names what they hold by member, object pages
+  // show them. Bounded in depth and count.
+  static constexpr int kFieldDepth = 6;
+  static constexpr size_t kMaxFields = 512;
+  void PointerFields(CxxProgram& p, uint32_t type, uint64_t at, const std::string& path, int depth,
+                     std::vector<heapgraph::FieldInfo>& out) {
+    if (depth > kFieldDepth) return;
+    const std::vector<CxxMember> members = p.type(type).members;  // a copy: type() may read more DIEs
+    for (const CxxMember& m : members) {
+      if (out.size() >= kMaxFields || m.type == kNoCxxType) continue;
+      const uint64_t off = at + m.offset;
+      if (off > UINT32_MAX) continue;
+      const CxxType& mt = p.type(m.type);
+      const std::string name = m.base ? path : path.empty() ? m.name : path + "." + m.name;
+      if (mt.kind == CxxKind::kPointer && !m.base) {
+        heapgraph::FieldInfo f;
+        f.name = name;
+        f.offset = static_cast<uint32_t>(off);
+        f.size = 8, f.type = 2, f.is_ref = true;
+        out.push_back(std::move(f));
+      } else if (mt.kind == CxxKind::kStruct) {
+        PointerFields(p, m.type, off, name, depth + 1, out);
+      }
+    }
+  }
+  void NameDumpClassFields(uint32_t cls, CxxProgram& p, uint32_t t) {
+    heapgraph::ClassInfo& ci = g_.classes[cls];
+    if (!ci.fields.empty() || !fielded_.insert(cls).second) return;
+    std::vector<heapgraph::FieldInfo> fields;
+    PointerFields(p, t, 0, "", 0, fields);
+    std::sort(fields.begin(), fields.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
+    ci.fields = std::move(fields);
+  }
+
   void SeedVtableObjects() {
     for (Index i = 0; i < g_.size(); ++i) {
       if (ctx_.RuleOf(i) != Rule::kDump || state_[i] != 0) continue;
       auto [p, t] = DumpClassType(g_.cls[i]);
       if (p == nullptr || p->type(t).size > g_.Size(i)) continue;
+      NameDumpClassFields(g_.cls[i], *p, t);
       Reach r;
       r.addr = g_.ids[i];
       r.program = p;
@@ -562,6 +599,7 @@ class DwarfTyper {
   uint32_t last_id_ = 0;
   std::unordered_map<uint32_t, uint32_t> class_of_;
   std::unordered_map<uint32_t, std::pair<CxxProgram*, uint32_t>> dump_class_;
+  std::unordered_set<uint32_t> fielded_;  // dump classes whose DWARF pointer members were made fields
   std::vector<Index> pending_list_;              // objects to expand (state_ kPending), in the order reached
   std::unordered_map<Index, Reach> extras_;      // their work when their typing alone does not say it
   std::vector<bool> has_extra_;                  // per object: in extras_ (a bit, not a lookup, for the rest)

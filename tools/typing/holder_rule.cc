@@ -5,12 +5,12 @@
 // named object (in index order) and then every root's object, gives each
 // unnamed object it reaches the first object (or root) that reached it. One
 // forward scan of those holders' payloads finds the offset of the word that
-// points at each child. A child's class is its holder's class and that offset,
-// "(held by leveldb::DBImpl +0x1a8)"; a child of a held object extends the
-// chain of offsets, "(held by Foo +0x10 +0x8)", so that what one field points
-// at is one class. The chain stops growing where it would repeat its last
-// offset (a linked list is one class, not one per depth) and after three
-// offsets (deeper objects join "+…").
+// points at each child. A child's class is its holder's class and member,
+// "(held by leveldb::DBImpl::mem_)" where the class's fields (DWARF) name the
+// pointer at that offset, else the offset, "(held by leveldb::DBImpl +0x1a8)";
+// what the child holds in turn, at any depth, joins one class per member,
+// "(held by Foo::items_ +…)": one row per holder class and member, never one
+// per offset chain.
 //
 // Memory: two 4-byte words per object (the holder, then the queue reused for
 // the offsets), freed before the rule returns.
@@ -26,7 +26,7 @@ namespace {
 constexpr uint32_t kNoOffset = UINT32_MAX;
 constexpr uint32_t kNoHolder = UINT32_MAX;
 constexpr uint32_t kRootBit = 0x80000000u;  // holder[i] = kRootBit | root index
-constexpr size_t kMaxChain = 3;
+constexpr size_t kMaxChain = 1;
 constexpr uint32_t kElement = UINT32_MAX - 1;  // held by an element of an array-like holder
 constexpr size_t kManyChildren = 8;
 
@@ -178,6 +178,7 @@ class Holders {
     std::string base;              // the nearest class no holder named, or a root's holder name
     std::vector<uint32_t> chain;   // offsets from it (kNoOffset: unknown)
     bool open = false;             // "+…": deeper objects all join it
+    bool member = false;           // base ends in a member's name: it counts as the chain's offset
   };
 
   static std::string Off(uint32_t o) { return o == kNoOffset ? "+?" : o == kElement ? "[]" : "+" + Hex(o); }
@@ -196,6 +197,17 @@ class Holders {
     return c;
   }
 
+  // The pointer field of class c at offset `off` (its DWARF member's name), or "".
+  static std::string MemberAt(const heapgraph::ClassInfo& c, uint32_t off) {
+    if (off == kNoOffset || off == kElement) return "";
+    for (const heapgraph::FieldInfo& f : c.fields) {
+      // (A field the dump does not name, the loader calls f<offset>: no member's name.)
+      const bool unnamed = f.name.empty() || (f.name[0] == 'f' && f.name.find_first_not_of("0123456789", 1) == std::string::npos);
+      if (f.offset == off && f.is_ref && !unnamed) return f.name;
+    }
+    return "";
+  }
+
   // The class of a child held at `off` by an object of class `holder`.
   uint32_t ChildClass(uint32_t holder, uint32_t off) {
     auto [it, added] = memo_.try_emplace({holder, off}, 0);
@@ -203,15 +215,16 @@ class Holders {
     const uint32_t hi = holder < held_of_.size() ? held_of_[holder] : kNoHolder;
     uint32_t c;
     if (hi == kNoHolder) {
-      c = Make({g_.classes[holder].name, {off}, false});
+      const std::string member = MemberAt(g_.classes[holder], off);
+      c = member.empty() ? Make({g_.classes[holder].name, {off}, false}) : Make({g_.classes[holder].name + "::" + member, {}, false, true});
     } else {
       const Held& h = held_[hi];
       if (h.open || (!h.chain.empty() && h.chain.back() == off)) {
         c = holder;
-      } else if (h.chain.size() >= kMaxChain) {
-        c = Make({h.base, h.chain, true});
+      } else if (h.chain.size() + h.member >= kMaxChain) {
+        c = Make({h.base, h.chain, true, h.member});
       } else {
-        Held next{h.base, h.chain, false};
+        Held next{h.base, h.chain, false, h.member};
         next.chain.push_back(off);
         c = Make(std::move(next));
       }

@@ -40,16 +40,33 @@ std::map<uint64_t, std::string> Classes(const Words& buckets) {
 TEST(HolderRule, WhatAnArrayOfPointersHoldsIsOneClass) {
   const auto c = Classes({0, 0, 0x12000, 0x12100, 0, 0, 0x12200, 0});
   EXPECT_EQ(c.at(0x11000), "(held by Cache +0x8)");
-  for (uint64_t e : {0x12000, 0x12100, 0x12200}) EXPECT_EQ(c.at(e), "(held by Cache +0x8 [])") << std::hex << e;
-  for (uint64_t b : {0x13000, 0x13100, 0x13200}) EXPECT_EQ(c.at(b), "(held by Cache +0x8 [] +0x0)") << std::hex << b;
+  // The elements and what they hold: one class for the member, not one per offset chain.
+  for (uint64_t e : {0x12000, 0x12100, 0x12200}) EXPECT_EQ(c.at(e), "(held by Cache +0x8 +\u2026)") << std::hex << e;
+  for (uint64_t b : {0x13000, 0x13100, 0x13200}) EXPECT_EQ(c.at(b), "(held by Cache +0x8 +\u2026)") << std::hex << b;
 }
 
-TEST(HolderRule, AStructWithNumbersKeepsItsOffsets) {
-  // A word that is no pointer: a struct, each child at its offset.
+TEST(HolderRule, WhatAStructHoldsAtAnyOffsetIsOneClassPerMember) {
+  // A word that is no pointer: a struct, its children at three offsets.
   const auto c = Classes({5, 0, 0x12000, 0x12100, 0, 0, 0x12200, 0});
-  EXPECT_EQ(c.at(0x12000), "(held by Cache +0x8 +0x10)");
-  EXPECT_EQ(c.at(0x12100), "(held by Cache +0x8 +0x18)");
-  EXPECT_EQ(c.at(0x12200), "(held by Cache +0x8 +0x30)");
+  for (uint64_t e : {0x12000, 0x12100, 0x12200}) EXPECT_EQ(c.at(e), "(held by Cache +0x8 +\u2026)") << std::hex << e;
+}
+
+TEST(HolderRule, AMemberIsNamedByTheClassFields) {
+  // The dump's type names its pointer field: the member's name, not its offset.
+  const auto c = ClassesOfWritten("holder_rule_member", [&](format::Writer& w) {
+    w.Header();
+    w.Params({0, 8, 0, 0x10000, 0x20000});
+    const Words cache = {7, 0x11000, 3, 0}, body = {0x12000, 0}, leaf = {1, 2};
+    w.Object({0x10000, kCache, format::kObjRegular, 32}, cache.data());
+    w.Object({0x11000, 0, format::kObjRegular, 16}, body.data());
+    w.Object({0x12000, 0, format::kObjRegular, 16}, leaf.data());
+    w.Type({kCache, 32, "Cache", false, {{format::kFieldPtr, 8}}});
+    w.TypeFields({kCache, {{0, format::kFieldInt, 8, "hits"}, {8, format::kFieldPtr, 8, "entries_"}}});
+    w.DataRoot({0x600000, 0x10000});
+    w.Eof();
+  });
+  EXPECT_EQ(c.at(0x11000), "(held by Cache::entries_)");
+  EXPECT_EQ(c.at(0x12000), "(held by Cache::entries_ +\u2026)");
 }
 
 }  // namespace

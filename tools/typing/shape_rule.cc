@@ -49,6 +49,7 @@ constexpr uint32_t kOther = UINT32_MAX;      // a word that is no object's start
 constexpr uint32_t kZero = UINT32_MAX - 1;   // 0
 constexpr uint32_t kColor = UINT32_MAX - 2;  // low half 0 or 1 (an rb node's color)
 constexpr uint32_t kNoRoot = UINT32_MAX;     // root_of: held by no global
+constexpr uint32_t kManyBodies = 8;          // a holder of more strings and vectors is an array
 
 enum Kind : uint8_t {
   kNoShape, kString, kVector, kRbNode, kListNode, kHashNode, kBuckets, kDequeMap, kDequeBlock,
@@ -567,6 +568,11 @@ class Shapes {
       }
     };
     std::unordered_map<std::array<uint64_t, 3>, uint32_t, KeyHash> memo;
+    // A holder of more bodies than a struct has pointers is an array (a
+    // swiss table's slots that DWARF named as one object): its bodies are
+    // one class, not one per offset.
+    std::unordered_map<Index, uint32_t> bodies_held;
+    for (const Claim& c : owners_) ++bodies_held[c.holder];
     for (Index i = 0; i < n_; ++i) {
       heapgraph::big_array::Check();
       const uint8_t k = kind_[i];
@@ -581,7 +587,7 @@ class Shapes {
         h = o->holder;
         off = o->offset;
         // An element of an array-like holder: no offset (one class, not one per element).
-        array = kind_[h] == kVector || kind_[h] == kDequeBlock || g_.elements.count(h);
+        array = kind_[h] == kVector || kind_[h] == kDequeBlock || g_.elements.count(h) || bodies_held[h] > kManyBodies;
         key = {k, kind_[h] != kNoShape ? uint64_t{1} << 40 | kind_[h]
                   : ctx_.RuleOf(h) != Rule::kNothing ? uint64_t{2} << 40 | g_.cls[h] : 0,
                array ? uint64_t{1} << 40 : off};
