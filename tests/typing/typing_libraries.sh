@@ -38,11 +38,22 @@ for p in "$2" "$3"; do
   echo "PASS: $(basename "$p"): $(sed -n 1p "$dir/classes")"
 done
 
+# The percentage of bytes a type names (dump, DWARF, shape), as an integer.
+type_percent() { sed -n 's/^  named by a type (dump, dwarf, shape): [0-9]* bytes (\([0-9]*\)\.[0-9] %).*/\1/p' "$dir/summary"; }
 for p in "$4" "$5"; do
   dump "$p" protobuf "2000 10000"
   # libprotobuf's own std::maps (its descriptor pool's) are real: only hash shapes are checked.
   no_wrong_names 'std::unordered_map'
   expect shop::Order 2000
   expect shop::LineItem 10000
-  echo "PASS: $(basename "$p"): $(sed -n 1p "$dir/classes")"
+  "$readdump" "$dir/protobuf.dump" > "$dir/summary"
+  if [ "$p" = "$4" ]; then
+    # With -g the messages' fields are their DWARF class's, through `union { Impl_ _impl_; }`:
+    # each order's two RepeatedPtrField reps (flexible `void* elements[]`, sized by their
+    # allocation) and its map's table of buckets (void**).
+    expect 'google::protobuf::internal::RepeatedPtrFieldBase::Rep' 4000
+    expect 'void*[]' 2000
+    [ "$(type_percent)" -ge 85 ] || fail "$(type_percent) % of the bytes named by a type with -g"
+  fi
+  echo "PASS: $(basename "$p"): $(sed -n 1p "$dir/classes"); $(grep '^  named by a type' "$dir/summary")"
 done

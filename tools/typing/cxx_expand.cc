@@ -340,7 +340,18 @@ void Expander::BuildPlan(CxxProgram& p, uint32_t t, uint64_t base, int depth, Pl
   }
   for (const CxxMember& m : ty.members) {
     if (m.type == kNoCxxType) continue;
-    if (p.type(m.type).kind == CxxKind::kUnion) continue;  // only through a discriminator
+    const CxxType& mt = p.type(m.type);
+    if (mt.kind == CxxKind::kUnion) {
+      // A union of one member always holds it (protobuf's `union { Impl_ _impl_; }`,
+      // which keeps the fields from being constructed twice); others only
+      // through a discriminator.
+      if (mt.members.size() == 1 && mt.members[0].type != kNoCxxType) {
+        const uint32_t only = mt.members[0].type;
+        const uint64_t at = base + m.offset + mt.members[0].offset;
+        inline_type(only, at);
+      }
+      continue;
+    }
     inline_type(m.type, base + m.offset);
   }
 }
@@ -380,6 +391,9 @@ void Expander::Run(CxxProgram& p, const Plan& plan, uint64_t addr, const MemoryR
           if (t.elem != kNoCxxType && t.count != 0) reach(w, t.elem, t.count, Reach::kArray);
         } else if (t.kind == CxxKind::kBase && t.size == 1) {
           reach(w, s.a, UINT64_MAX, Reach::kArray);  // a C string: its length is the allocation's
+        } else if (t.kind == CxxKind::kPointer && t.elem == kNoCxxType) {
+          // void**: a table of untyped pointers (protobuf's Map buckets) the allocation sizes.
+          reach(w, s.a, UINT64_MAX, Reach::kArray);
         } else {
           reach(w, s.a, 1, Reach::kValue);
         }

@@ -443,12 +443,20 @@ class DwarfTyper {
         out.push_back(std::move(f));
       } else if (mt.kind == CxxKind::kStruct) {
         PointerFields(p, m.type, off, name, depth + 1, out);
+      } else if (mt.kind == CxxKind::kUnion && mt.members.size() == 1) {  // always its one member (cxx_expand.cc)
+        const CxxMember only = mt.members[0];
+        if (only.type == kNoCxxType || p.type(only.type).kind != CxxKind::kStruct) continue;
+        const std::string inner = name.empty() ? only.name : name + "." + only.name;
+        PointerFields(p, only.type, off + only.offset, inner, depth + 1, out);
       }
     }
   }
   void NameDumpClassFields(uint32_t cls, CxxProgram& p, uint32_t t) {
     heapgraph::ClassInfo& ci = g_.classes[cls];
-    if (!ci.fields.empty() || !fielded_.insert(cls).second) return;
+    if (!fielded_.insert(cls).second) return;
+    for (const heapgraph::FieldInfo& f : ci.fields) {
+      if (!UnnamedField(f)) return;  // the dump's own names stand
+    }
     std::vector<heapgraph::FieldInfo> fields;
     PointerFields(p, t, 0, "", 0, fields);
     std::sort(fields.begin(), fields.end(), [](const auto& a, const auto& b) { return a.offset < b.offset; });
@@ -535,6 +543,19 @@ class DwarfTyper {
     return g_.Find(addr);
   }
 
+  // A struct whose last member is an array (`T elements[1]`, or a bound
+  // far past any allocation) holding at least its first element in `size`.
+  static bool FlexibleFits(CxxProgram& p, uint32_t type, uint64_t size) {
+    const CxxType& t = p.type(type);
+    if (t.kind != CxxKind::kStruct || t.members.empty()) return false;
+    const CxxMember last = t.members.back();
+    if (last.type == kNoCxxType || last.base) return false;
+    const CxxType& a = p.type(last.type);
+    if (a.kind != CxxKind::kArray || a.elem == kNoCxxType) return false;
+    const uint64_t es = p.type(a.elem).size;
+    return es > 0 && last.offset <= size && es <= size - last.offset;
+  }
+
   void Offer(const Reach& r) {
     const Index i = FindReached(r.addr);
     if (i == kNone) return;  // inside an object (make_shared's object in its control block, a local buffer)
@@ -548,7 +569,10 @@ class DwarfTyper {
     if (es == 0) return;
     uint64_t count = r.naming == Reach::kValue ? 1 : r.count;
     if (count == UINT64_MAX) count = size / es;  // a C string: the allocation's length
-    if (count != 0 && (count > size / es || count * es > size)) return;  // does not fit: not this type
+    // Does not fit: not this type, unless a struct ending in an array the
+    // allocation sizes (protobuf's `void* elements[...]` rep) fits up to it.
+    if (count != 0 && (count > size / es || count * es > size) && !(count == 1 && FlexibleFits(*r.program, r.type, size)))
+      return;
     if (count == 0 && r.naming == Reach::kValue) return;
     typing_[i] = key;
     if (ctx_.RuleOf(i) == Rule::kDump) {

@@ -201,9 +201,7 @@ class Holders {
   static std::string MemberAt(const heapgraph::ClassInfo& c, uint32_t off) {
     if (off == kNoOffset || off == kElement) return "";
     for (const heapgraph::FieldInfo& f : c.fields) {
-      // (A field the dump does not name, the loader calls f<offset>: no member's name.)
-      const bool unnamed = f.name.empty() || (f.name[0] == 'f' && f.name.find_first_not_of("0123456789", 1) == std::string::npos);
-      if (f.offset == off && f.is_ref && !unnamed) return f.name;
+      if (f.offset == off && f.is_ref && !UnnamedField(f)) return f.name;
     }
     return "";
   }

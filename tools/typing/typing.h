@@ -141,6 +141,12 @@ class Context {
   const char* step_ = "";
 };
 
+// Whether a field has no name of its own: the loader calls a field the dump
+// does not name f<offset>.
+inline bool UnnamedField(const heapgraph::FieldInfo& f) {
+  return f.name.size() < 2 || (f.name[0] == 'f' && f.name.find_first_not_of("0123456789", 1) == std::string::npos);
+}
+
 // Runs the rules in order over a freshly loaded dump (hprofs and Go dumps are
 // left as they are) and rewrites g's classes; before Analyze(). Deterministic;
 // bounded work on hostile input; throws what the readers throw.
