@@ -12,7 +12,7 @@ dir=$(mktemp -d)
 trap '[ -n "${KEEP:-}" ] || rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; head -40 "$dir/classes" 2>/dev/null; exit 1; }
 
-dump() {  # PROGRAM NAME EXPECTED_OUTPUT
+dump() {  # PROGRAM NAME EXPECTED_OUTPUT (a dump is never overwritten: one NAME per program)
   LD_PRELOAD=$lib LIBDUMP_HEAPDUMP_SIGNAL=USR2 LIBDUMP_HEAPDUMP_PATH="$dir/$2.dump" "$1" "$dir/$2.dump" > "$dir/$2.out" \
     || fail "$2 did not run"
   [ "$(cat "$dir/$2.out")" = "$3" ] || fail "$2 printed $(cat "$dir/$2.out")"
@@ -32,7 +32,7 @@ no_wrong_names() {  # PATTERN
 }
 
 for p in "$2" "$3"; do
-  dump "$p" libs "1000 3000 2000 800 500"
+  dump "$p" "$(basename "$p")" "1000 3000 2000 800 500"
   no_wrong_names 'std::unordered_map|std::map|std::list|std::deque'
   [ "$(count 'std::string buffer')" = "$(hist_count 'std::string buffer')" ] || fail "--histogram and --classes differ"
   echo "PASS: $(basename "$p"): $(sed -n 1p "$dir/classes")"
@@ -41,12 +41,13 @@ done
 # The percentage of bytes a type names (dump, DWARF, shape), as an integer.
 type_percent() { sed -n 's/^  named by a type (dump, dwarf, shape): [0-9]* bytes (\([0-9]*\)\.[0-9] %).*/\1/p' "$dir/summary"; }
 for p in "$4" "$5"; do
-  dump "$p" protobuf "2000 10000"
+  name=$(basename "$p")
+  dump "$p" "$name" "2000 10000"
   # libprotobuf's own std::maps (its descriptor pool's) are real: only hash shapes are checked.
   no_wrong_names 'std::unordered_map'
   expect shop::Order 2000
   expect shop::LineItem 10000
-  "$readdump" "$dir/protobuf.dump" > "$dir/summary"
+  "$readdump" "$dir/$name.dump" > "$dir/summary"
   if [ "$p" = "$4" ]; then
     # With -g the messages' fields are their DWARF class's, through `union { Impl_ _impl_; }`:
     # each order's two RepeatedPtrField reps (flexible `void* elements[]`, sized by their
