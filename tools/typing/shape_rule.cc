@@ -571,8 +571,16 @@ class Shapes {
     // A holder of more bodies than a struct has pointers is an array (a
     // swiss table's slots that DWARF named as one object): its bodies are
     // one class, not one per offset.
-    std::unordered_map<Index, uint32_t> bodies_held;
-    for (const Claim& c : owners_) ++bodies_held[c.holder];
+    // (A sorted list of the holders, 4 bytes a claim: a hash map of them
+    // would be ten times that on a heap of strings.)
+    std::vector<Index> holders;
+    holders.reserve(owners_.size());
+    for (const Claim& c : owners_) holders.push_back(c.holder);
+    std::sort(holders.begin(), holders.end());
+    auto bodies_held = [&](Index h) {
+      const auto [lo, hi] = std::equal_range(holders.begin(), holders.end(), h);
+      return static_cast<size_t>(hi - lo);
+    };
     for (Index i = 0; i < n_; ++i) {
       heapgraph::big_array::Check();
       const uint8_t k = kind_[i];
@@ -587,7 +595,7 @@ class Shapes {
         h = o->holder;
         off = o->offset;
         // An element of an array-like holder: no offset (one class, not one per element).
-        array = kind_[h] == kVector || kind_[h] == kDequeBlock || g_.elements.count(h) || bodies_held[h] > kManyBodies;
+        array = kind_[h] == kVector || kind_[h] == kDequeBlock || g_.elements.count(h) || bodies_held(h) > kManyBodies;
         key = {k, kind_[h] != kNoShape ? uint64_t{1} << 40 | kind_[h]
                   : ctx_.RuleOf(h) != Rule::kNothing ? uint64_t{2} << 40 | g_.cls[h] : 0,
                array ? uint64_t{1} << 40 : off};
