@@ -35,6 +35,19 @@ for p in "$2" "$3"; do
   dump "$p" "$(basename "$p")" "1000 3000 2000 800 500"
   no_wrong_names 'std::unordered_map|std::map|std::list|std::deque'
   [ "$(count 'std::string buffer')" = "$(hist_count 'std::string buffer')" ] || fail "--histogram and --classes differ"
+  if [ "$p" = "$2" ]; then
+    # With -g the swiss tables' slots (inside the allocation their control
+    # bytes start) are typed and their full slots followed: node_hash_map's
+    # node pointers to its nodes and blobs, flat_hash_map's one array of
+    # map_slot_type (through its `value`) to each key's and record's buffer.
+    expect '(anonymous namespace)::Blob' 1000
+    expect 'std::pair<int const, std::unique_ptr<(anonymous namespace)::Blob, std::default_delete<(anonymous namespace)::Blob> > >' 1000
+    expect 'absl::debian3::container_internal::map_slot_type<std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >, (anonymous namespace)::Record>[]' 1
+    if grep -q 'ctrl_t' "$dir/classes"; then fail "a swiss table named by its control bytes"; fi
+    # 3,000 keys, 3,000 record labels, 2,000 order labels, all longer than a short string.
+    [ "$(awk -F'\t' '$4 == "dwarf" && $5 == "std::string buffer" { n += $1 } END { print n + 0 }' "$dir/classes")" -ge 8000 ] \
+      || fail "the strings of the tables' slots are not named by their DWARF"
+  fi
   echo "PASS: $(basename "$p"): $(sed -n 1p "$dir/classes")"
 done
 

@@ -85,7 +85,7 @@ std::string ReachName(const Reach& r) {
 struct Expander::Slot {
   enum Op : uint8_t {
     kPtr, kSelf, kString, kVector, kRbTree, kList, kFwdList, kHashtable, kDeque, kFunction, kTagged,
-    kOptional, kVariant, kArrayPtr,
+    kOptional, kVariant, kArrayPtr, kSwiss,
   };
   Op op;
   uint64_t off;     // of the value in the plan's type
@@ -153,6 +153,15 @@ void Expander::BuildPlan(CxxProgram& p, uint32_t t, uint64_t base, int depth, Pl
     }
     case CxxKind::kStruct:
       break;
+    case CxxKind::kUnion: {
+      // abseil's map_slot_type<K, V>: `value` (pair<const K, V>), `mutable_value`
+      // and `key` are the same bytes; the pair holds them all.
+      if (ty.name.find("::container_internal::map_slot_type<") == std::string::npos) return;
+      for (const CxxMember& m : ty.members) {
+        if (m.name == "value") return inline_type(m.type, base + m.offset);
+      }
+      return;
+    }
     default:
       return;
   }
@@ -279,6 +288,17 @@ void Expander::BuildPlan(CxxProgram& p, uint32_t t, uint64_t base, int depth, Pl
     uint32_t ptr = kNoCxxType;
     if (elem != kNoCxxType && p.type(elem).size != 0 && FirstPointer(p, t, 0, &at, &ptr)) {
       add({Slot::kArrayPtr, 0, elem, kNoCxxType, at});
+    }
+    return;
+  }
+  // abseil's swiss table: its control bytes, then (in the same allocation) its slots.
+  if (n.starts_with("absl::") && n.find("::container_internal::raw_hash_set<") != std::string::npos) {
+    uint32_t ctrl = kNoCxxType, slots = kNoCxxType;
+    if (FindMember(p, t, "ctrl_", &o1, &ctrl) && FindMember(p, t, "slots_", &o2, &slots) &&
+        FindMember(p, t, "capacity_", &o3, &t2) && ctrl != kNoCxxType && slots != kNoCxxType &&
+        p.type(ctrl).kind == CxxKind::kPointer && p.type(slots).kind == CxxKind::kPointer &&
+        p.type(slots).elem != kNoCxxType && p.type(p.type(slots).elem).size != 0) {
+      add({Slot::kSwiss, 0, p.type(slots).elem, kNoCxxType, o1, o2, o3});
     }
     return;
   }
@@ -515,6 +535,14 @@ void Expander::Run(CxxProgram& p, const Plan& plan, uint64_t addr, const MemoryR
         if (const uint64_t w = word(at + s.x)) reach(w, s.a, UINT64_MAX, Reach::kArray).leaf = true;
         break;
       }
+      case Slot::kSwiss: {
+        const uint64_t ctrl = word(at + s.x), slots = word(at + s.y), cap = count_at(at + s.z);
+        // An empty table points at a static group; its slots at nothing.
+        if (ctrl == 0 || slots <= ctrl || cap == 0 || (cap != UINT64_MAX && cap >= kMaxCount)) break;
+        if (cap != UINT64_MAX && slots - ctrl <= cap) break;  // the control bytes come first
+        reach(slots, s.a, cap, Reach::kArray).ctrl = ctrl;
+        break;
+      }
       case Slot::kTagged: {
         if (depth >= 4) break;
         uint64_t v = 0;
@@ -569,6 +597,13 @@ void Expander::Expand(const Reach& what, const MemoryReader& mem, uint64_t& budg
   const uint64_t es = program.type(type).size;
   if (es == 0) return;
   for (uint64_t i = 0; i < count && budget > 0; ++i) {
+    if (what.ctrl != 0) {
+      // A swiss table's slot: full while its control byte is >= 0; the
+      // sentinel (-1) ends the slots (the bytes after it clone the first ones).
+      int8_t c = 0;
+      if (what.ctrl + i >= addr || !mem.Read(what.ctrl + i, &c, 1) || c == -1) break;
+      if (c < 0) continue;
+    }
     const uint64_t lo = i * es;
     if (lo < live_begin) continue;
     if (lo + es > live_end) break;

@@ -26,6 +26,11 @@
 //   __aligned_membuf<T>, __aligned_buffer<T>  (node and make_shared storage)
 //                       a T inline
 //
+// and abseil's swiss tables (absl::container_internal::raw_hash_set, read
+// through its members ctrl_, slots_ and capacity_): the slot array slots_
+// points at, inside the allocation that starts at ctrl_, its full slots
+// (control byte >= 0) expanded; a map_slot_type union through its `value`.
+//
 // A union is followed only when a member of its enclosing struct is an enum
 // whose enumerators are named like the union's members (a discriminator:
 // nlohmann::json's m_type / m_value); void* never.
@@ -72,6 +77,10 @@ struct Reach {
   // live elements begin and end).
   uint32_t deque_elem = kNoCxxType;
   uint64_t deque_first_cur = 0, deque_last_cur = 0;
+  // An abseil swiss table's slots (addr, inside the allocation that starts
+  // at its control bytes, `ctrl`): element i is live while ctrl byte i is
+  // >= 0, up to the sentinel (-1) at index capacity. 0: none.
+  uint64_t ctrl = 0;
 };
 
 // The class name a reach gives its target: the type's DWARF name, "T[]",

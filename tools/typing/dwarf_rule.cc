@@ -557,14 +557,22 @@ class DwarfTyper {
   }
 
   void Offer(const Reach& r) {
-    const Index i = FindReached(r.addr);
+    Index i = FindReached(r.addr);
+    uint64_t skip = 0;  // the bytes of the allocation before r.addr
+    if (i == kNone && r.ctrl != 0) {
+      // A swiss table's slots: inside the allocation its control bytes start.
+      i = heapgraph::FindContaining(g_, r.addr);
+      if (i == kNone || g_.ids[i] != r.ctrl) return;
+      skip = r.addr - r.ctrl;
+    }
     if (i == kNone) return;  // inside an object (make_shared's object in its control block, a local buffer)
     const uint32_t key = Intern(r);
     if (typing_[i] != 0) {
       if (typing_[i] != key) ++conflicts_;
       return;
     }
-    const uint64_t size = g_.Size(i);
+    if (skip >= g_.Size(i)) return;
+    const uint64_t size = g_.Size(i) - skip;
     const uint64_t es = r.program->type(r.type).size;
     if (es == 0) return;
     uint64_t count = r.naming == Reach::kValue ? 1 : r.count;
