@@ -85,7 +85,7 @@ std::string ReachName(const Reach& r) {
 struct Expander::Slot {
   enum Op : uint8_t {
     kPtr, kSelf, kString, kVector, kRbTree, kList, kFwdList, kHashtable, kDeque, kFunction, kTagged,
-    kOptional, kVariant, kArrayPtr, kSwiss,
+    kOptional, kVariant, kArrayPtr, kSwiss, kProtoMap,
   };
   Op op;
   uint64_t off;     // of the value in the plan's type
@@ -299,6 +299,17 @@ void Expander::BuildPlan(CxxProgram& p, uint32_t t, uint64_t base, int depth, Pl
         p.type(ctrl).kind == CxxKind::kPointer && p.type(slots).kind == CxxKind::kPointer &&
         p.type(slots).elem != kNoCxxType && p.type(p.type(slots).elem).size != 0) {
       add({Slot::kSwiss, 0, p.type(slots).elem, kNoCxxType, o1, o2, o3});
+    }
+    return;
+  }
+  // protobuf's Map: a table of void* that head lists of InnerMap::Node (or trees).
+  if (n.starts_with("google::protobuf::Map<") && n.ends_with(">::InnerMap")) {
+    const uint32_t node = p.FindType(n + "::Node");
+    uint32_t table = kNoCxxType;
+    if (node != kNoCxxType && p.type(node).size != 0 && FindMember(p, t, "table_", &o1, &table) &&
+        FindMember(p, t, "num_buckets_", &o2, &t2) && table != kNoCxxType && p.type(table).kind == CxxKind::kPointer &&
+        p.type(table).elem != kNoCxxType) {
+      add({Slot::kProtoMap, 0, node, p.type(table).elem, o1, o2});
     }
     return;
   }
@@ -543,6 +554,12 @@ void Expander::Run(CxxProgram& p, const Plan& plan, uint64_t addr, const MemoryR
         reach(slots, s.a, cap, Reach::kArray).ctrl = ctrl;
         break;
       }
+      case Slot::kProtoMap: {
+        const uint64_t table = word(at + s.x), buckets = count_at(at + s.y);
+        if (table == 0 || buckets == 0 || buckets == UINT64_MAX || buckets >= kMaxCount || buckets % 2 != 0) break;
+        reach(table, s.b, buckets, Reach::kArray).map_node = s.a;
+        break;
+      }
       case Slot::kTagged: {
         if (depth >= 4) break;
         uint64_t v = 0;
@@ -585,6 +602,19 @@ void Expander::Expand(const Reach& what, const MemoryReader& mem, uint64_t& budg
       r.naming = Reach::kArray;
       if (off == what.live_begin && what.deque_first_cur >= block) r.live_begin = what.deque_first_cur - block;
       if (off + 8 >= what.live_end && what.deque_last_cur >= block) r.live_end = what.deque_last_cur - block;
+      out.push_back(r);
+    }
+    return;
+  }
+  if (what.map_node != kNoCxxType) {
+    // A protobuf Map's table: a non-empty entry unlike its pair's other (b ^ 1) heads a list.
+    for (uint64_t b = 0; b < what.count && budget > 0; ++b, --budget) {
+      uint64_t e = 0, pair = 0;
+      if (!mem.Word(what.addr + 8 * b, &e) || e == 0 || !mem.Word(what.addr + 8 * (b ^ 1), &pair) || e == pair) continue;
+      Reach r;
+      r.addr = e;
+      r.program = &program;
+      r.type = what.map_node;
       out.push_back(r);
     }
     return;

@@ -30,6 +30,8 @@
 // through its members ctrl_, slots_ and capacity_): the slot array slots_
 // points at, inside the allocation that starts at ctrl_, its full slots
 // (control byte >= 0) expanded; a map_slot_type union through its `value`.
+// Protocol Buffers' google::protobuf::Map<K, V>::InnerMap (table_, num_buckets_):
+// the table's num_buckets_ entries, each list's InnerMap::Node chain.
 //
 // A union is followed only when a member of its enclosing struct is an enum
 // whose enumerators are named like the union's members (a discriminator:
@@ -81,6 +83,10 @@ struct Reach {
   // at its control bytes, `ctrl`): element i is live while ctrl byte i is
   // >= 0, up to the sentinel (-1) at index capacity. 0: none.
   uint64_t ctrl = 0;
+  // A protobuf Map's table (void*[], `count` buckets): the node type of the
+  // lists its entries head (an entry equal to its pair's other, b ^ 1, is a
+  // tree, not followed).
+  uint32_t map_node = kNoCxxType;
 };
 
 // The class name a reach gives its target: the type's DWARF name, "T[]",
