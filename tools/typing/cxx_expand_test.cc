@@ -173,5 +173,64 @@ TEST_F(CxxExpandTest, NodesReachTheWholeContainer) {
   EXPECT_EQ(list, 30u);
 }
 
+
+// A swiss table's allocation as abseil lays it out: control bytes (full >= 0,
+// empty -128, the sentinel -1 at index capacity, then clones of the first
+// ones), the slots after them. Only the full slots before the sentinel are read.
+TEST(CxxExpandSwissTest, OnlyFullSlotsBeforeTheSentinel) {
+  std::unique_ptr<CxxProgram> program = CxxProgram::Open("/proc/self/exe");
+  const uint32_t t = program->FindType("CxxExpandTestItem");
+  ASSERT_NE(t, kNoCxxType);
+  struct Alloc {
+    int8_t ctrl[32];
+    CxxExpandTestItem slots[4];
+  };
+  auto a = std::make_unique<Alloc>();
+  const int8_t ctrl[] = {0x10, -128, 0x20, -1, 0x10, -128, 0x20};  // capacity 3
+  std::memset(a->ctrl, -128, sizeof a->ctrl);
+  std::memcpy(a->ctrl, ctrl, sizeof ctrl);
+  for (int i = 0; i < 4; ++i) a->slots[i] = {i, std::string(30 + i, 'k')};
+  Reach r;
+  r.addr = reinterpret_cast<uint64_t>(a->slots);
+  r.program = program.get();
+  r.type = t;
+  r.naming = Reach::kArray;
+  r.count = 4;  // by size: more than the capacity
+  r.ctrl = reinterpret_cast<uint64_t>(a->ctrl);
+  std::vector<Reach> out;
+  uint64_t budget = 1 << 20;
+  Expander expander(nullptr);
+  expander.Expand(r, Bytes(a.get(), sizeof *a), budget, out);
+  std::vector<uint64_t> got;
+  for (const Reach& x : out) got.push_back(x.addr);
+  const std::vector<uint64_t> want = {reinterpret_cast<uint64_t>(a->slots[0].name.data()),
+                                      reinterpret_cast<uint64_t>(a->slots[2].name.data())};
+  EXPECT_EQ(got, want);
+}
+
+// A protobuf Map's table: an entry equal to its pair's other (b ^ 1) is a
+// tree, not a list; the others head lists of the node type.
+TEST(CxxExpandProtoMapTest, ListHeadsNotTrees) {
+  std::unique_ptr<CxxProgram> program = CxxProgram::Open("/proc/self/exe");
+  const uint32_t t = program->FindType("CxxExpandTestItem");
+  ASSERT_NE(t, kNoCxxType);
+  CxxExpandTestItem tree, a, b;
+  void* table[6] = {&tree, &tree, &a, nullptr, nullptr, &b};
+  Reach r;
+  r.addr = reinterpret_cast<uint64_t>(table);
+  r.program = program.get();
+  r.type = t;  // what the table's entries are is map_node's to say
+  r.naming = Reach::kArray;
+  r.count = 6;
+  r.map_node = t;
+  std::vector<Reach> out;
+  uint64_t budget = 1 << 20;
+  Expander expander(nullptr);
+  expander.Expand(r, Bytes(table, sizeof table), budget, out);
+  std::vector<uint64_t> got;
+  for (const Reach& x : out) got.push_back(x.addr);
+  EXPECT_EQ(got, (std::vector<uint64_t>{reinterpret_cast<uint64_t>(&a), reinterpret_cast<uint64_t>(&b)}));
+}
+
 }  // namespace
 }  // namespace libdump::typing
