@@ -126,11 +126,11 @@ class Walker {
     if (arena == out_.main_arena) {
       const ImageMapping* m = image_.FindMapping(s.top);
       if (m == nullptr) return;
+      // A contiguous main arena took system_mem bytes from sbrk_base on.
       uint64_t start = top_end - s.system_mem;
-      if (mp_.sbrk_base != 0) start = mp_.sbrk_base;
       if (s.system_mem > top_end || start < m->start || start > s.top) {
-        Damage(arena, "main arena's heap does not end at top + system_mem: walked from its mapping's start");
-        start = m->start;
+        start = mp_.sbrk_base >= m->start && mp_.sbrk_base <= s.top ? mp_.sbrk_base : m->start;
+        Damage(arena, "main arena's heap does not end at top + system_mem: walked from " + Hex(start));
       }
       if (s.flags & kNonContiguous) Damage(arena, "main arena is not contiguous: only the range of its top walked");
       first_chunks_.push_back((start + kAlignment - 1) & ~(kAlignment - 1));

@@ -88,13 +88,14 @@ class GlibcWalkerTest : public ::testing::Test {
         while (!g->release.load()) usleep(1000);
       });
     }
-    Allocate(g->known[0].get());
-    while (g->ready.load() < kThreads) usleep(1000);
+    // What the main thread allocates after its frees would reuse them.
     std::vector<SnapshotThread> threads;
     threads.reserve(kThreads + 1);
+    auto* image = static_cast<SnapshotImage*>(::operator new(sizeof(SnapshotImage)));
+    Allocate(g->known[0].get());
+    while (g->ready.load() < kThreads) usleep(1000);
     g->known[0]->thread = procimage::testing::ThisThread();
     for (auto& k : g->known) threads.push_back(k->thread);
-    auto* image = static_cast<SnapshotImage*>(::operator new(sizeof(SnapshotImage)));
     g->info = mallinfo2();
     new (image) SnapshotImage(threads);
     g->image.reset(image);
