@@ -68,7 +68,17 @@ class Walker {
     }
   }
 
-  GlibcChunk* Chunk(uint64_t addr) { return const_cast<GlibcChunk*>(out_.Find(addr)); }
+  // Lists link neighbours often: the chunks either side of the last one
+  // found are tried before a search.
+  GlibcChunk* Chunk(uint64_t addr) {
+    auto& cs = out_.chunks;
+    for (size_t i : {hint_ + 1, hint_ - 1, hint_}) {
+      if (i < cs.size() && cs[i].addr == addr) return &cs[(hint_ = i)];
+    }
+    GlibcChunk* c = const_cast<GlibcChunk*>(out_.Find(addr));
+    if (c != nullptr) hint_ = static_cast<size_t>(c - cs.data());
+    return c;
+  }
 
   // Chunks of [start, end) by size. top is the arena's top chunk when it
   // lies in this range (0 for an arena's older heaps, which end in a
@@ -367,6 +377,9 @@ class Walker {
     HeapWalk& w = out_.walk;
     uint64_t in_use_chunk = 0;
     std::vector<uint64_t> free_count(9), free_bytes(9);
+    w.blocks.reserve(std::count_if(out_.chunks.begin(), out_.chunks.end(), [](const GlibcChunk& c) {
+      return c.state == ChunkState::kInUse || c.state == ChunkState::kMmapped;
+    }));
     for (const GlibcChunk& c : out_.chunks) {
       if (c.state == ChunkState::kInUse || c.state == ChunkState::kMmapped) {
         const uint64_t usable = c.size - (c.state == ChunkState::kMmapped ? kChunkHeader : 8);
@@ -421,6 +434,7 @@ class Walker {
   uint64_t heaps_ = 0, region_bytes_ = 0, walked_bytes_ = 0, top_bytes_ = 0, system_mem_ = 0;
   uint64_t mmapped_ = 0, mmapped_bytes_ = 0, tcaches_by_tls_ = 0;
   size_t damage_left_off_ = 0;
+  size_t hint_ = 0;
 };
 
 }  // namespace
