@@ -17,12 +17,6 @@ using procimage::ImageMapping;
 using procimage::ImageModule;
 using procimage::ProcessImage;
 
-std::string Hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%" PRIx64, v);
-  return b;
-}
-
 // A thread arena list longer than this is a loop (arena_max is 8 per core).
 constexpr size_t kMaxArenas = 4096;
 // The brk heap ends at the page holding top's end; some slack for images
@@ -88,6 +82,12 @@ bool PlausibleMp(const MallocPar& p, const ProcessImage& image, uint64_t main_to
 }
 
 }  // namespace
+
+std::string Hex(uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%" PRIx64, v);
+  return b;
+}
 
 const ImageModule* FindLibc(const ProcessImage& image) {
   for (const ImageModule& m : image.Modules()) {

@@ -48,7 +48,15 @@ class Target {
     if (pid_ <= 0) return false;
     close(to_);
     int status = 0;
-    waitpid(pid_, &status, 0);
+    // A target left stopped would never exit: killed after 10 s, and the
+    // test fails.
+    for (int i = 0; i < 1000 && waitpid(pid_, &status, WNOHANG) != pid_; ++i) {
+      if (i == 999) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, &status, 0);
+      }
+      usleep(10000);
+    }
     pid_ = 0;
     return WIFEXITED(status) && WEXITSTATUS(status) == 0;
   }

@@ -1,8 +1,6 @@
 #include "glibc_walker.h"
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 #include <optional>
 #include <unordered_set>
 
@@ -16,12 +14,6 @@ namespace {
 using namespace glibc;
 using procimage::ImageMapping;
 using procimage::ProcessImage;
-
-std::string Hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%" PRIx64, v);
-  return b;
-}
 
 constexpr size_t kMaxDamage = 1000;
 constexpr uint64_t kPage = 4096;
