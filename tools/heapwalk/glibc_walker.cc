@@ -124,14 +124,15 @@ class Walker {
         if (!count_only) Damage(p, "chunk size " + Hex(size) + (size > r.end - p ? " past its heap" : " impossible"));
         return count;
       }
-      if (size >= kMinChunk) {  // 16 bytes: a fencepost, no block
+      // 16 bytes: a fencepost, no block (overhead, as mallinfo2 counts it).
+      if (size >= kMinChunk) {
         ++count;
         if (!count_only) {
           pending = out_.chunks.size();
           out_.chunks.push_back({p, size, ChunkState::kInUse});
+          walked_bytes_ += size;
         }
       }
-      if (!count_only) walked_bytes_ += size;
       p += size;
     }
     if (r.top != 0 && !count_only) Damage(p, "chunks of the heap do not end at its top chunk " + Hex(r.top));
