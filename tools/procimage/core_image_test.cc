@@ -13,6 +13,7 @@
 #include <set>
 
 #include "testing/pattern.h"
+#include "testing/readelf.h"
 #include "testing/target_process.h"
 
 namespace libdump::procimage {
@@ -20,6 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::PatternByte;
+using testing::ReadelfBuildId;
 using testing::TargetProcess;
 
 constexpr char kRodata[] = "libdump procimage rodata marker";
@@ -29,23 +31,6 @@ std::string Slurp(const std::string& path, uintmax_t most = ~uintmax_t{0}) {
   std::string s(std::min(most, fs::file_size(path)), '\0');
   in.read(s.data(), static_cast<std::streamsize>(s.size()));
   return s;
-}
-
-// The build-id as binutils reads it: a second opinion on libelf's.
-std::string ReadelfBuildId(const std::string& path) {
-  const std::string cmd = "readelf -n '" + path + "' 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string id;
-  char line[512];
-  while (p != nullptr && std::fgets(line, sizeof line, p) != nullptr) {
-    const char* at = std::strstr(line, "Build ID: ");
-    if (at != nullptr) {
-      id = at + 10;
-      while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
-    }
-  }
-  if (p != nullptr) pclose(p);
-  return id;
 }
 
 CoreOptions NoDisk() {
@@ -293,6 +278,34 @@ TEST_F(CoreImageTest, APatchedCoreOfAnotherMachineIsRefused) {
   bytes[18] = static_cast<char>(EM_AARCH64);
   bytes[19] = 0;
   EXPECT_EQ(OneError("core.arm", bytes), "core.arm:18: e_machine is 183 (AArch64), not x86-64 (62)");
+}
+
+// The fuzz target's seed: a gcore cut down to two threads' notes and three
+// PT_LOADs, the way the kernel writes them: the executable's header page
+// whole, the heap's first page of 33, and a thread stack with nothing in the
+// file.
+TEST(CoreImageSeed, AKernelStyleCoreReadsWhatItHoldsAndNoMore) {
+  auto core = CoreImage::FromBytes("seed", Slurp(CORE_SEED), NoDisk());
+  EXPECT_EQ(core->Threads().size(), 2u);
+  for (const auto& d : core->Damage()) ADD_FAILURE() << d;
+  const ImageModule* exe = nullptr;
+  for (const auto& m : core->Modules())
+    if (m.executable) exe = &m;
+  ASSERT_NE(exe, nullptr);
+  EXPECT_EQ(fs::path(exe->path).filename(), "procimage_target");
+  EXPECT_EQ(exe->build_id.size(), 40u);  // from the header page the core holds
+  EXPECT_FALSE(exe->file_matches);       // no disk: nothing to match
+  EXPECT_EQ(exe->load_bias, exe->start);
+  int heaps = 0;
+  for (const auto& m : core->Mappings()) {
+    if (!m.writable || !m.IsAnonymous() || m.end - m.start != 0x21000) continue;
+    ++heaps;
+    EXPECT_FALSE(m.present);
+    std::vector<uint8_t> buf(0x21000);
+    EXPECT_EQ(core->Read(m.start, buf.data(), buf.size()), 4096u);
+    EXPECT_EQ(core->Read(m.start + 4096, buf.data(), 8), 0u);
+  }
+  EXPECT_EQ(heaps, 1);
 }
 
 TEST(CoreImageBadInput, NotAnElfFileAnEmptyFileAndNoFile) {
