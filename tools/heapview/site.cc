@@ -15,6 +15,9 @@
 #include "paths.h"
 #include "report.h"
 #include "series_page.h"
+#include "svg_bars.h"
+#include "svg_flame.h"
+#include "svg_lines.h"
 #include "typing.h"
 #include "typing_report.h"
 
@@ -32,6 +35,12 @@ Response Pages::Route(const Target& t) {
   if (p.starts_with("/reachable/")) return WithObject(p.substr(11), [&](Index i) { return Reachable(i); });
   if (p == "/roots") return Ok(Roots());
   if (p == "/dominators") return Dominators(t);
+  if (p == "/flame") {
+    Html h("Retained size by dominator path");
+    h << FlameBody(g_);
+    return Ok(h.Finish(nav_));
+  }
+  if (p == "/flame.folded") return FoldedResponse(g_);
   if (p == "/suspects") return Ok(Suspects());
   if (p == "/leaks") return Ok(Leaks());
   if (p == "/finalizers") return Ok(Finalizers());
@@ -40,7 +49,7 @@ Response Pages::Route(const Target& t) {
   if (p == "/diff" && base_) return Ok(Diff());
   if (p == "/series" && series_) {
     Html h("What grows across " + std::to_string(series_->files.size()) + " dumps");
-    h << SeriesBody(*series_, g_);
+    h << GrowthPlot(*series_, g_) << SeriesBody(*series_, g_);
     return Ok(h.Finish(nav_));
   }
   if (p == "/api/series" && series_) {
@@ -118,7 +127,7 @@ std::string Pages::Pager(const std::string& base, size_t page, size_t total) {
 
 std::string Pages::Index_() {
   Html h("Heap " + g_.path);
-  h << "<table><tr><th>file</th><td>" << Escape(g_.path) << "</td></tr><tr><th>format</th><td>"
+  h << SummaryPictures(g_) << "<h2>The dump</h2><table><tr><th>file</th><td>" << Escape(g_.path) << "</td></tr><tr><th>format</th><td>"
     << Escape(g_.format) << "</td></tr><tr><th>objects</th>" << Num(g_.size()) << "</tr><tr><th>bytes</th>"
     << Num(g_.total_bytes) << "</tr><tr><th>reachable objects</th>" << Num(g_.reachable_objects)
     << "</tr><tr><th>reachable bytes</th>" << Num(g_.reachable_bytes) << "</tr><tr><th>classes</th>"
