@@ -13,7 +13,7 @@ constexpr uint32_t kNoClass = UINT32_MAX;
 class FlameBuilder {
  public:
   FlameBuilder(const HeapGraph& g, const FlameLimits& limits) : g_(g), limits_(limits) {
-    t_.frames.push_back({"all", 0, 0, 0, 0, kNone, {}});
+    t_.frames.push_back({"all reachable", 0, 0, 0, 0, kNone, {}});
     cls_.push_back(kNoClass);
   }
 

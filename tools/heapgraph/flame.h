@@ -31,7 +31,7 @@ struct FlameLimits {
 };
 
 struct FlameTree {
-  std::vector<FlameFrame> frames;  // frames[0]: "all", reachable bytes
+  std::vector<FlameFrame> frames;  // frames[0]: "all reachable", the reachable bytes
   uint64_t self(uint32_t f) const;  // bytes no child frame accounts for
 };
 

@@ -11,35 +11,42 @@
 #include "analyze.h"
 #include "growth_report.h"
 #include "histogram.h"
+#include "human_size.h"
 #include "libdump/format/reader.h"
 #include "object_detail.h"
 #include "paths.h"
 #include "report.h"
 #include "series_page.h"
+#include "table_sort.h"
 #include "typing.h"
 #include "typing_report.h"
 
 namespace libdump::heapview {
 
 std::string Pages::Histogram(const Target& t) {
-  const std::string sort = t.Get("sort", "bytes");
+  const SortOrder so = ParseSortOrder(t, {"bytes", "count", "retained", "name"});
+  const std::string filter = t.Get("filter");
   const bool platform = t.Get("platform", "1") != "0";
-  const auto rows = heapgraph::Histogram(g_, heapgraph::ParseSortBy(sort), platform);
+  auto rows = heapgraph::Histogram(g_, heapgraph::ParseSortBy(so.column), platform);
+  // Histogram() puts the largest first and names in order: the other way is its reverse.
+  if (so.desc == (so.column == "name")) std::reverse(rows.begin(), rows.end());
+  std::erase_if(rows, [&](uint32_t c) { return !ClassMatches(filter, g_.classes[c].name); });
   Html h("Heap histogram");
-  const std::string pf = platform ? "" : "&amp;platform=0";
-  h << "<p>" << g_.size() << " objects, " << g_.total_bytes << " bytes. Sorted by " << Escape(sort) << ". "
+  const std::string keep = QueryTail({{"filter", filter}, {"platform", platform ? "" : "0"}});
+  h << "<p>" << g_.size() << " objects, " << g_.total_bytes << " bytes. Sorted by " << Escape(so.column) << ". "
     << (platform ? "<a href=\"/histogram?platform=0\">Hide platform classes</a>"
                  : "<a href=\"/histogram\">Show platform classes</a>")
-    << "</p><table id=\"histogram\"><tr><th><a href=\"/histogram?sort=name" << pf
-    << "\">Class</a></th><th><a href=\"/histogram?sort=count" << pf
-    << "\">Instances</a></th><th><a href=\"/histogram?sort=bytes" << pf
-    << "\">Bytes</a></th><th><a href=\"/histogram?sort=retained" << pf << "\">Retained</a></th></tr>\n";
+    << "</p>" << FilterForm("/histogram", filter, {{"sort", t.Get("sort")}, {"order", t.Get("order")}, {"platform", platform ? "" : "0"}})
+    << "<table id=\"histogram\"><tr>" << SortHeader("/histogram", keep, so, "name", "Class")
+    << SortHeader("/histogram", keep, so, "count", "Instances") << SortHeader("/histogram", keep, so, "bytes", "Bytes")
+    << SortHeader("/histogram", keep, so, "retained", "Retained") << "</tr>\n";
   for (uint32_t c : rows) {
     const ClassInfo& k = g_.classes[c];
     h << "<tr><td>" << ClassLink(k.name) << "</td><td class=\"n\"><a href=\"/instances?name=" << UrlEncode(k.name)
-      << "\">" << Thousands(k.count) << "</a></td>" << Num(k.bytes) << Num(k.retained) << "</tr>\n";
+      << "\">" << Thousands(k.count) << "</a></td>" << BytesCell(k.bytes) << BytesCell(k.retained) << "</tr>\n";
   }
   h << "</table>";
+  if (rows.empty()) h << "<p>No class matches.</p>";
   return h.Finish(nav_);
 }
 

@@ -74,7 +74,8 @@ class Pages {
   std::string PathPage(Index i);
   std::string Reachable(Index i);
   std::string Roots();
-  std::string DominatorRows(heapgraph::IndexSpan objs, size_t page);
+  // The rows in the order ?sort=&order= asks, filtered by ?filter=, one page of them; `base` is the page's URL.
+  std::string DominatorRows(heapgraph::IndexSpan objs, size_t page, const Target& t, const std::string& base);
   Response Dominators(const Target& t);
   std::string Suspects();
   std::string Leaks();

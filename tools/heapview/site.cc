@@ -11,6 +11,7 @@
 #include "histogram.h"
 #include "libdump/format/reader.h"
 #include "object_detail.h"
+#include "object_label.h"
 #include "pages.h"
 #include "paths.h"
 #include "report.h"
@@ -111,6 +112,7 @@ std::string Pages::ObjLink(Index i) {
   std::string s = "<a href=\"/object/" + heapgraph::HexId(g_.ids[i]) + "\">" + Escape(heapgraph::Label(g_, i)) + "</a>";
   const std::string v = heapgraph::StringValue(g_, i);
   if (!v.empty()) s += " <span class=\"muted\">\"" + Escape(v) + "\"</span>";
+  if (const std::string l = v.empty() ? ShortLabel(g_, i) : ""; !l.empty()) s += " <span class=\"muted\">" + Escape(l) + "</span>";
   if (IsNew(i)) s += " <span class=\"new\">new</span>";
   return s;
 }

@@ -39,7 +39,10 @@ std::string RetainerBars(const heapgraph::HeapGraph& g, size_t top) {
           "retainers");
   svg.Text(0, 14, "retained by", "start", 12, "#777");
   svg.Text(kLabel, 14, "retained bytes (share of the reachable heap)", "start", 12, "#777");
-  const uint64_t max = shown ? g.retained[g.top_retainers[0]] : 0;
+  uint64_t rest_bytes = 0;
+  for (size_t k = shown; k < g.top_retainers.size(); ++k) rest_bytes += g.retained[g.top_retainers[k]];
+  // The rest may outweigh the largest: the bars share one scale.
+  const uint64_t max = std::max(shown ? g.retained[g.top_retainers[0]] : 0, rest_bytes);
   const auto bar = [&](size_t row, uint64_t bytes, const std::string& label, const std::string& title,
                        const std::string& href, const std::string& fill) {
     const double y = kRow * static_cast<double>(row + 1);
@@ -57,8 +60,7 @@ std::string RetainerBars(const heapgraph::HeapGraph& g, size_t top) {
         "/object/" + heapgraph::HexId(g.ids[o]), ColorOf(g.ClassName(o)));
   }
   if (rest) {
-    uint64_t bytes = 0;
-    for (size_t k = shown; k < g.top_retainers.size(); ++k) bytes += g.retained[g.top_retainers[k]];
+    const uint64_t bytes = rest_bytes;
     const std::string label =
         Thousands(g.top_retainers.size() - shown) + " smaller retainers, " + HumanBytes(bytes);
     bar(shown, bytes, label, label + " (" + Thousands(bytes) + " bytes)", "/dominators?page=0", "#bbb");

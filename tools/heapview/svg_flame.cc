@@ -22,7 +22,7 @@ class Icicle {
   // Draws frame f at x and its children below; returns the deepest row drawn.
   void Draw(Svg& svg, uint32_t f, double x) {
     const heapgraph::FlameFrame& fr = t_.frames[f];
-    Frame(svg, fr.depth, x, Width(fr.bytes), fr.name, Tooltip(fr), Href(f));
+    Frame(svg, fr.depth, x, Width(fr.bytes), fr.name, Tooltip(fr), Href(f), ColorOf(fr.name));
     double cx = x;
     uint64_t small = 0, small_n = 0;
     for (uint32_t c : fr.children) {
@@ -38,7 +38,7 @@ class Icicle {
     if (small_n > 0 && Width(small) >= 1) {
       const std::string name = "(" + Thousands(small_n) + " smaller)";
       Frame(svg, fr.depth + 1, cx, Width(small), name,
-            name + ": " + Thousands(small) + " bytes (" + Pct(small, total_) + ")", "");
+            name + ": " + Thousands(small) + " bytes (" + Pct(small, total_) + ")", "", "#ccc");
     }
   }
 
@@ -56,9 +56,9 @@ class Icicle {
   }
 
   void Frame(Svg& svg, uint32_t depth, double x, double w, const std::string& name, const std::string& title,
-             const std::string& href) {
+             const std::string& href, const std::string& fill) {
     const double y = kFrame * depth;
-    svg.Rect(x, y, std::max(w - 0.5, 0.5), kFrame - 1, name.starts_with("(") ? "#ccc" : ColorOf(name), title, href);
+    svg.Rect(x, y, std::max(w - 0.5, 0.5), kFrame - 1, fill, title, href);
     // About 7 pixels a character at 11 px.
     if (w >= 24) svg.Text(x + 3, y + 13, Fit(name, static_cast<size_t>((w - 6) / 6.5)), "start", 11);
   }
