@@ -108,7 +108,7 @@ await withChromium(async (browser) => {
           JSON.stringify(rows));
     const heaviest = rows[0];
     const inSvg = frames.filter(([, , t]) => parseTitle(t)[0] === heaviest[2]).reduce((s, [, , t]) => s + parseTitle(t)[1], 0);
-    check(`speedscope: its heaviest frame, ${heaviest[2]}, totals what the picture's ${heaviest[2]} frames retain`,
+    check(`speedscope: its first row, ${heaviest[2]}, totals what the picture's ${heaviest[2]} frames retain`,
           Number(heaviest[0].split(' ')[0]) === inSvg, `${heaviest[0]} against ${inSvg}`);
     check('speedscope: the hostile class is a frame', rows.some((r) => r[2] === hostile));
     writeFileSync(`${shot}speedscope.png`, await ss.screenshot({ type: 'png' }));
