@@ -25,8 +25,8 @@ using heapgraph::kSuperRoot;
 
 class Pages {
  public:
-  Pages(const HeapGraph& g, const HeapGraph* base, const heapgraph::Growth* series)
-      : g_(g), base_(base), series_(series), nav_(base != nullptr, series != nullptr) {}
+  Pages(const HeapGraph& g, const HeapGraph* base, const heapgraph::Growth* series, const Site& site)
+      : g_(g), base_(base), series_(series), site_(site), nav_(base != nullptr, series != nullptr) {}
 
   Response Route(const Target& t);
 
@@ -87,6 +87,7 @@ class Pages {
   const HeapGraph& g_;
   const HeapGraph* base_;
   const heapgraph::Growth* series_;
+  const Site& site_;
   Nav nav_;
 };
 

@@ -38,10 +38,10 @@ Response Pages::Route(const Target& t) {
   if (p == "/dominators") return Dominators(t);
   if (p == "/flame") {
     Html h("Retained size by dominator path");
-    h << FlameBody(g_);
+    h << FlameBody(g_, site_.Flame());
     return Ok(h.Finish(nav_));
   }
-  if (p == "/flame.folded") return FoldedResponse(g_);
+  if (p == "/flame.folded") return FoldedResponse(site_.Flame());
   if (p == "/suspects") return Ok(Suspects());
   if (p == "/leaks") return Ok(Leaks());
   if (p == "/finalizers") return Ok(Finalizers());
@@ -163,8 +163,13 @@ std::string Pages::Index_() {
   return h.Finish(nav_);
 }
 
+const heapgraph::FlameTree& Site::Flame() const {
+  std::call_once(flame_once_, [&] { flame_ = std::make_shared<const heapgraph::FlameTree>(heapgraph::BuildFlame(g_)); });
+  return *flame_;
+}
+
 Response Site::Handle(const std::string& target) const {
-  Pages pages(g_, base_, series_);
+  Pages pages(g_, base_, series_, *this);
   try {
     return pages.Route(ParseTarget(target));
   } catch (const std::exception& e) {

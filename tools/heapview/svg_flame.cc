@@ -93,8 +93,7 @@ std::string FlameSvg(const heapgraph::FlameTree& t, const heapgraph::HeapGraph& 
   return svg.Finish();
 }
 
-std::string FlameBody(const heapgraph::HeapGraph& g) {
-  const heapgraph::FlameTree t = heapgraph::BuildFlame(g);
+std::string FlameBody(const heapgraph::HeapGraph& g, const heapgraph::FlameTree& t) {
   return "<p>Each frame is as wide as the bytes it retains: everything reachable (" + Thousands(t.frames[0].bytes) +
          " bytes) on top, then the kind of root that holds the memory, then the classes along the dominator tree "
          "(an object of its dominator's class stays in its frame). Frames under a pixel's share (" +
@@ -106,9 +105,9 @@ std::string FlameBody(const heapgraph::HeapGraph& g) {
          "heap.folded FILE</code>, or <a href=\"/flame.folded\">/flame.folded</a>.</p>";
 }
 
-Response FoldedResponse(const heapgraph::HeapGraph& g) {
+Response FoldedResponse(const heapgraph::FlameTree& t) {
   std::ostringstream out;
-  heapgraph::WriteFolded(out, heapgraph::BuildFlame(g));
+  heapgraph::WriteFolded(out, t);
   Response r;
   r.content_type = "text/plain; charset=utf-8";
   r.body = out.str();

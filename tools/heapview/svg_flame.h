@@ -20,9 +20,9 @@ std::string FlameSvg(const heapgraph::FlameTree& t, const heapgraph::HeapGraph& 
 
 // The /flame page's body: what the picture shows, the picture, and the
 // readdump command that writes it as folded stacks.
-std::string FlameBody(const heapgraph::HeapGraph& g);
+std::string FlameBody(const heapgraph::HeapGraph& g, const heapgraph::FlameTree& t);
 
-// /flame.folded: the same tree as folded stacks, text/plain.
-Response FoldedResponse(const heapgraph::HeapGraph& g);
+// /flame.folded: the tree as folded stacks, text/plain.
+Response FoldedResponse(const heapgraph::FlameTree& t);
 
 }  // namespace libdump::heapview

@@ -44,13 +44,13 @@ TEST(SvgFlame, FramesUnderAPixelAreDrawnTogether) {
 TEST(SvgFlame, FoldedStacksOfGraphH) {
   const testing::GraphH h;
   const heapgraph::HeapGraph& g = h.g;
-  EXPECT_EQ(FoldedResponse(g).body,
+  EXPECT_EQ(FoldedResponse(heapgraph::BuildFlame(g)).body,
             "global;Node 96\n"
             "several roots;Node 24\n"
             "several roots;Node;(untyped) 64\n"
             "other;Node 24\n"
             "other;Node;<script>alert(1)</script> 16\n");
-  EXPECT_EQ(FoldedResponse(g).content_type, "text/plain; charset=utf-8");
+  EXPECT_EQ(FoldedResponse(heapgraph::BuildFlame(g)).content_type, "text/plain; charset=utf-8");
 }
 
 }  // namespace
