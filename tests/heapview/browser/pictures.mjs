@@ -52,6 +52,11 @@ await withChromium(async (browser) => {
         seen[0][2] <= 800 && seen[0][3] > 0, JSON.stringify(seen[0]));
   const bar = await page.$eval('#retainers a rect', (r) => r.parentElement.getAttribute('href'));
   check('summary: the largest bar links to its object page', bar === `/object/${top.id}`, bar);
+  if (dominators.length > 15) {
+    const rest = await page.$$eval('#retainers text', (ts) => ts.map((t) => t.textContent).filter((t) => / smaller retainers, /.test(t)));
+    check(`summary: the retainers past the 15th are one bar`, rest.length === 1 && rest[0].startsWith(
+      `${(Number(process.env.TOP_RETAINERS) - 15).toLocaleString('en-US')} smaller retainers, `), JSON.stringify(rest));
+  }
   check('summary: the typed bar is drawn', (await page.$$('#typed rect')).length > 0);
   await markup(page, 'summary');
   writeFileSync(`${shot}summary.png`, await page.screenshot({ type: 'png' }));
