@@ -41,8 +41,10 @@ std::string RetainerBars(const heapgraph::HeapGraph& g, size_t top) {
   svg.Text(kLabel, 14, "retained bytes (share of the reachable heap)", "start", 12, "#777");
   uint64_t rest_bytes = 0;
   for (size_t k = shown; k < g.top_retainers.size(); ++k) rest_bytes += g.retained[g.top_retainers[k]];
-  // The rest may outweigh the largest: the bars share one scale.
-  const uint64_t max = std::max(shown ? g.retained[g.top_retainers[0]] : 0, rest_bytes);
+  // The bars' scale is the largest retainer's: a rest that outweighs it (a
+  // heap spread over many roots) would leave the others a pixel wide, so
+  // its bar is cut at the full width and its label says how much it is.
+  const uint64_t max = shown ? g.retained[g.top_retainers[0]] : rest_bytes;
   const auto bar = [&](size_t row, uint64_t bytes, const std::string& label, const std::string& title,
                        const std::string& href, const std::string& fill) {
     const double y = kRow * static_cast<double>(row + 1);
@@ -63,7 +65,9 @@ std::string RetainerBars(const heapgraph::HeapGraph& g, size_t top) {
     const uint64_t bytes = rest_bytes;
     const std::string label =
         Thousands(g.top_retainers.size() - shown) + " smaller retainers, " + HumanBytes(bytes);
-    bar(shown, bytes, label, label + " (" + Thousands(bytes) + " bytes)", "/dominators?page=0", "#bbb");
+    bar(shown, bytes, label,
+        label + " (" + Thousands(bytes) + " bytes)" + (bytes > max ? ", the bar cut at the largest's width" : ""),
+        "/dominators?page=0", "#bbb");
   }
   return svg.Finish();
 }

@@ -31,12 +31,13 @@ TEST(SvgBars, TheRestIsOneBar) {
   const testing::GraphH h;
   const heapgraph::HeapGraph& g = h.g;
   const std::string svg = RetainerBars(g, 1);
-  // One scale: the rest's 128 bytes are the longest bar, G's 96 three quarters of it.
+  // The scale is G's 96 bytes: the rest's 128 are cut at the full width.
   EXPECT_NE(svg.find(">2 smaller retainers, 128 B</text><a href=\"/dominators?page=0\"><rect x=\"420\" y=\"47\" "
                      "width=\"360\""),
             std::string::npos)
       << svg;
-  EXPECT_NE(svg.find("<a href=\"/object/0x1600\"><rect x=\"420\" y=\"25\" width=\"270\""), std::string::npos);
+  EXPECT_NE(svg.find("<a href=\"/object/0x1600\"><rect x=\"420\" y=\"25\" width=\"360\""), std::string::npos);
+  EXPECT_NE(svg.find("(128 bytes), the bar cut at the largest&#39;s width</title>"), std::string::npos);
   EXPECT_EQ(svg.find("0x1300"), std::string::npos);
 }
 
