@@ -45,7 +45,7 @@ if(TARGET heapview AND TARGET dumptohprof)
   endif()
 
   # The pictures (summary bars, flame graph, sorting) in chromium on the test
-  # dump and 10^6 objects in lists under 20,000 roots; the flame graph against readdump
+  # dump and 10^6 objects in lists under 20,431 roots; the flame graph against readdump
   # --dominators and its folded stacks in speedscope. About 45 s on the
   # shared 2-core machine, most of it chromium starting and the 10^6 open.
   if(TARGET readdump)
