@@ -14,6 +14,7 @@
 #include "human_size.h"
 #include "libdump/format/reader.h"
 #include "object_detail.h"
+#include "object_sort.h"
 #include "paths.h"
 #include "report.h"
 #include "series_page.h"
@@ -128,18 +129,35 @@ Response Pages::Instances(const Target& t) {
   const bool only_new = t.Get("new") == "1" && base_;
   const size_t page = std::min(t.GetUint("page", 0), kMaxPage);
   Html h("Instances of " + name);
-  h << "<table><tr><th>object</th><th>size</th><th>retained</th></tr>\n";
+  // File order unless a header asks for another (then the instances are collected and sorted).
+  const bool sorted = !t.Get("sort").empty();
+  const SortOrder so = ParseSortOrder(t, {"retained", "size", "class"});
+  const std::string keep = QueryTail({{"name", name}, {"new", only_new ? "1" : ""}});
+  h << "<table id=\"instances\"><tr>" << SortHeader("/instances", keep, so, "class", "object")
+    << SortHeader("/instances", keep, so, "size", "size") << SortHeader("/instances", keep, so, "retained", "retained")
+    << "</tr>\n";
+  const auto row = [&](Index i) { h << "<tr><td>" << ObjLink(i) << "</td>" << BytesCell(g_.Size(i)) << BytesCell(g_.retained[i]) << "</tr>\n"; };
   size_t total = 0;
+  std::vector<Index> all;
   for (Index i = 0; i < g_.size(); ++i) {
     if (g_.cls[i] != c || (only_new && !IsNew(i))) continue;
-    if (total >= page * kPage && total < (page + 1) * kPage) {
-      h << "<tr><td>" << ObjLink(i) << "</td>" << Num(g_.Size(i)) << Num(g_.retained[i]) << "</tr>\n";
+    if (sorted) {
+      all.push_back(i);
+    } else if (total >= page * kPage && total < (page + 1) * kPage) {
+      row(i);
     }
     ++total;
   }
+  if (sorted) {
+    all = SortObjects(g_, all, so, "");
+    for (size_t k = page * kPage; k < all.size() && k < (page + 1) * kPage; ++k) row(all[k]);
+  }
   h << "</table><p>" << total << " instances.";
   if (base_ && !only_new) h << " <a href=\"/instances?name=" << UrlEncode(name) << "&amp;new=1\">Only new ones</a>";
-  h << "</p>" << Pager("/instances?name=" + UrlEncode(name) + (only_new ? "&amp;new=1" : ""), page, total);
+  const std::string order = QueryTail({{"sort", t.Get("sort")}, {"order", t.Get("order")}});
+  h << "</p>"
+    << Pager("/instances?name=" + UrlEncode(name) + (only_new ? "&amp;new=1" : "") + (order.empty() ? "" : "&amp;" + Escape(order)),
+             page, total);
   return Ok(h.Finish(nav_));
 }
 

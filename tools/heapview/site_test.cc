@@ -165,6 +165,12 @@ TEST_F(SiteTest, TablesSortAndFilter) {
   EXPECT_NE(b.find("value=\"&lt;scr\""), std::string::npos);
   b = site.Handle("/histogram?sort=bytes&order=asc").body;
   EXPECT_LT(b.find("/class?name=%3Cscript"), b.find("/class?name=Node\""));  // 16 bytes before 168
+  // Instances: file order, or by a column. G (0x1600) retains the most Nodes.
+  b = site.Handle("/instances?name=Node").body;
+  EXPECT_LT(b.find("/object/0x1000\""), b.find("/object/0x1600\""));
+  b = site.Handle("/instances?name=Node&sort=retained").body;
+  EXPECT_LT(b.find("/object/0x1600\""), b.find("/object/0x1300\""));  // 96 before 88
+  EXPECT_LT(b.find("/object/0x1300\""), b.find("/object/0x1000\""));  // 88 before 48
   // F, untyped and without pointers, is labelled with its text.
   EXPECT_NE(site.Handle("/path/0x1500").body.find("(untyped)@0x1500</a> <span class=\"muted\">&quot;hello heapview&quot;</span>"),
             std::string::npos);
