@@ -44,6 +44,16 @@ if(TARGET heapview AND TARGET dumptohprof)
     set_tests_properties(heapview_memory PROPERTIES LABELS integration TIMEOUT 300)
   endif()
 
+  # The pictures (summary bars, flame graph, sorting) in chromium on the test
+  # dump and 10^6 objects in lists under 20,431 roots; the flame graph against readdump
+  # --dominators and its folded stacks in speedscope. About 45 s on the
+  # shared 2-core machine, most of it chromium starting and the 10^6 open.
+  if(TARGET readdump)
+    add_test(NAME heapview_pictures COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/pictures_test.sh $<TARGET_FILE:heapview>
+      $<TARGET_FILE:readdump> $<TARGET_FILE:make_heapview_dump> ${_hv}/pictures 1000000)
+    set_tests_properties(heapview_pictures PROPERTIES LABELS integration TIMEOUT 180)
+  endif()
+
   # Chromium cannot run under ASan's interceptors' process (it is not
   # instrumented, and heapview is only its server), but heapview under ASan is
   # still exercised: the browser talks to the ASan build of heapview.

@@ -3,6 +3,7 @@
 // worked out there, with a class named <script>alert(1)</script>.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <ostream>
 
@@ -75,6 +76,35 @@ inline void WriteChainDump(std::ostream& out, uint64_t n) {
     NodeObject(w, 0x100000 + 64 * i, i + 1 < n ? 0x100000 + 64 * (i + 1) : 0, 0, static_cast<int64_t>(i));
   }
   w.DataRoot({0x9000, 0x100000});
+  w.Eof();
+  w.Flush();
+}
+
+// `n` objects in lists of 1 to 97: each list an app::Session held by its
+// own data root, then Nodes linked by `next`: a large heap with many top
+// retainers of many sizes (the summary aggregates the smaller ones).
+inline void WriteForestDump(std::ostream& out, uint64_t n) {
+  using namespace libdump::format;
+  using namespace detail;
+  constexpr uint64_t kSession = 0x300, kBase = 0x100000;
+  OstreamSink sink(out);
+  Writer w(sink);
+  w.Header();
+  w.Params({0, 8, 0, kBase, kBase + 64 * n});
+  w.Type({kNode, 24, "Node", false, {{kFieldPtr, 0}, {kFieldPtr, 8}}});
+  w.TypeFields({kNode, {{0, kFieldPtr, 8, "next"}, {8, kFieldPtr, 8, "child"}, {16, kFieldInt, 8, "val"}}});
+  w.Type({kSession, 24, "app::Session", false, {{kFieldPtr, 0}, {kFieldPtr, 8}}});
+  w.TypeFields({kSession, {{0, kFieldPtr, 8, "next"}, {8, kFieldPtr, 8, "child"}, {16, kFieldInt, 8, "val"}}});
+  uint64_t list = 0;
+  for (uint64_t start = 0; start < n; ++list) {
+    const uint64_t end = std::min(n, start + 1 + list % 97);
+    for (uint64_t i = start; i < end; ++i) {
+      const Node v{i + 1 < end ? kBase + 64 * (i + 1) : 0, 0, static_cast<int64_t>(i)};
+      Object(w, kBase + 64 * i, i == start ? kSession : kNode, &v, sizeof v);
+    }
+    w.DataRoot({0x9000 + 8 * list, kBase + 64 * start});
+    start = end;
+  }
   w.Eof();
   w.Flush();
 }

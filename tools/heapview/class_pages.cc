@@ -11,35 +11,43 @@
 #include "analyze.h"
 #include "growth_report.h"
 #include "histogram.h"
+#include "human_size.h"
 #include "libdump/format/reader.h"
 #include "object_detail.h"
+#include "object_sort.h"
 #include "paths.h"
 #include "report.h"
 #include "series_page.h"
+#include "table_sort.h"
 #include "typing.h"
 #include "typing_report.h"
 
 namespace libdump::heapview {
 
 std::string Pages::Histogram(const Target& t) {
-  const std::string sort = t.Get("sort", "bytes");
+  const SortOrder so = ParseSortOrder(t, {"bytes", "count", "retained", "name"});
+  const std::string filter = t.Get("filter");
   const bool platform = t.Get("platform", "1") != "0";
-  const auto rows = heapgraph::Histogram(g_, heapgraph::ParseSortBy(sort), platform);
+  auto rows = heapgraph::Histogram(g_, heapgraph::ParseSortBy(so.column), platform);
+  // Histogram() puts the largest first and names in order: the other way is its reverse.
+  if (so.desc == (so.column == "name")) std::reverse(rows.begin(), rows.end());
+  std::erase_if(rows, [&](uint32_t c) { return !ClassMatches(filter, g_.classes[c].name); });
   Html h("Heap histogram");
-  const std::string pf = platform ? "" : "&amp;platform=0";
-  h << "<p>" << g_.size() << " objects, " << g_.total_bytes << " bytes. Sorted by " << Escape(sort) << ". "
+  const std::string keep = QueryTail({{"filter", filter}, {"platform", platform ? "" : "0"}});
+  h << "<p>" << g_.size() << " objects, " << g_.total_bytes << " bytes. Sorted by " << Escape(so.column) << ". "
     << (platform ? "<a href=\"/histogram?platform=0\">Hide platform classes</a>"
                  : "<a href=\"/histogram\">Show platform classes</a>")
-    << "</p><table id=\"histogram\"><tr><th><a href=\"/histogram?sort=name" << pf
-    << "\">Class</a></th><th><a href=\"/histogram?sort=count" << pf
-    << "\">Instances</a></th><th><a href=\"/histogram?sort=bytes" << pf
-    << "\">Bytes</a></th><th><a href=\"/histogram?sort=retained" << pf << "\">Retained</a></th></tr>\n";
+    << "</p>" << FilterForm("/histogram", filter, {{"sort", t.Get("sort")}, {"order", t.Get("order")}, {"platform", platform ? "" : "0"}})
+    << "<table id=\"histogram\"><tr>" << SortHeader("/histogram", keep, so, "name", "Class")
+    << SortHeader("/histogram", keep, so, "count", "Instances") << SortHeader("/histogram", keep, so, "bytes", "Bytes")
+    << SortHeader("/histogram", keep, so, "retained", "Retained") << "</tr>\n";
   for (uint32_t c : rows) {
     const ClassInfo& k = g_.classes[c];
     h << "<tr><td>" << ClassLink(k.name) << "</td><td class=\"n\"><a href=\"/instances?name=" << UrlEncode(k.name)
-      << "\">" << Thousands(k.count) << "</a></td>" << Num(k.bytes) << Num(k.retained) << "</tr>\n";
+      << "\">" << Thousands(k.count) << "</a></td>" << BytesCell(k.bytes) << BytesCell(k.retained) << "</tr>\n";
   }
   h << "</table>";
+  if (rows.empty()) h << "<p>No class matches.</p>";
   return h.Finish(nav_);
 }
 
@@ -121,18 +129,35 @@ Response Pages::Instances(const Target& t) {
   const bool only_new = t.Get("new") == "1" && base_;
   const size_t page = std::min(t.GetUint("page", 0), kMaxPage);
   Html h("Instances of " + name);
-  h << "<table><tr><th>object</th><th>size</th><th>retained</th></tr>\n";
+  // File order unless a header asks for another (then the instances are collected and sorted).
+  const bool sorted = !t.Get("sort").empty();
+  const SortOrder so = ParseSortOrder(t, {"retained", "size", "class"});
+  const std::string keep = QueryTail({{"name", name}, {"new", only_new ? "1" : ""}});
+  h << "<table id=\"instances\"><tr>" << SortHeader("/instances", keep, so, "class", "object")
+    << SortHeader("/instances", keep, so, "size", "size") << SortHeader("/instances", keep, so, "retained", "retained")
+    << "</tr>\n";
+  const auto row = [&](Index i) { h << "<tr><td>" << ObjLink(i) << "</td>" << BytesCell(g_.Size(i)) << BytesCell(g_.retained[i]) << "</tr>\n"; };
   size_t total = 0;
+  std::vector<Index> all;
   for (Index i = 0; i < g_.size(); ++i) {
     if (g_.cls[i] != c || (only_new && !IsNew(i))) continue;
-    if (total >= page * kPage && total < (page + 1) * kPage) {
-      h << "<tr><td>" << ObjLink(i) << "</td>" << Num(g_.Size(i)) << Num(g_.retained[i]) << "</tr>\n";
+    if (sorted) {
+      all.push_back(i);
+    } else if (total >= page * kPage && total < (page + 1) * kPage) {
+      row(i);
     }
     ++total;
   }
+  if (sorted) {
+    all = SortObjects(g_, all, so, "");
+    for (size_t k = page * kPage; k < all.size() && k < (page + 1) * kPage; ++k) row(all[k]);
+  }
   h << "</table><p>" << total << " instances.";
   if (base_ && !only_new) h << " <a href=\"/instances?name=" << UrlEncode(name) << "&amp;new=1\">Only new ones</a>";
-  h << "</p>" << Pager("/instances?name=" + UrlEncode(name) + (only_new ? "&amp;new=1" : ""), page, total);
+  const std::string order = QueryTail({{"sort", t.Get("sort")}, {"order", t.Get("order")}});
+  h << "</p>"
+    << Pager("/instances?name=" + UrlEncode(name) + (only_new ? "&amp;new=1" : "") + (order.empty() ? "" : "&amp;" + Escape(order)),
+             page, total);
   return Ok(h.Finish(nav_));
 }
 

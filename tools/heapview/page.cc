@@ -20,7 +20,7 @@ std::string Html::Finish(Nav nav) const {
       (refresh_ ? "<meta http-equiv=\"refresh\" content=\"" + std::to_string(refresh_) + "\">" : std::string()) +
       "<title>" + Escape(title_) + " - heapview</title><style>" + kStyle +
       "</style></head><body><nav><a href=\"/\">Summary</a><a href=\"/histogram\">Histogram</a>"
-      "<a href=\"/classes\">Classes</a><a href=\"/roots\">Roots</a><a href=\"/dominators\">Dominators</a>"
+      "<a href=\"/classes\">Classes</a><a href=\"/roots\">Roots</a><a href=\"/dominators\">Dominators</a><a href=\"/flame\">Flame graph</a>"
       "<a href=\"/suspects\">Leak suspects</a><a href=\"/leaks\">Leaks</a><a href=\"/threads\">Threads</a>"
       "<a href=\"/finalizers\">Finalizers</a><a href=\"/query\">Query</a>";
   if (nav.baseline) out += "<a href=\"/diff\">Diff with baseline</a>";

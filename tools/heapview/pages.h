@@ -25,8 +25,8 @@ using heapgraph::kSuperRoot;
 
 class Pages {
  public:
-  Pages(const HeapGraph& g, const HeapGraph* base, const heapgraph::Growth* series)
-      : g_(g), base_(base), series_(series), nav_(base != nullptr, series != nullptr) {}
+  Pages(const HeapGraph& g, const HeapGraph* base, const heapgraph::Growth* series, const Site& site)
+      : g_(g), base_(base), series_(series), site_(site), nav_(base != nullptr, series != nullptr) {}
 
   Response Route(const Target& t);
 
@@ -74,7 +74,8 @@ class Pages {
   std::string PathPage(Index i);
   std::string Reachable(Index i);
   std::string Roots();
-  std::string DominatorRows(heapgraph::IndexSpan objs, size_t page);
+  // The rows in the order ?sort=&order= asks, filtered by ?filter=, one page of them; `base` is the page's URL.
+  std::string DominatorRows(heapgraph::IndexSpan objs, size_t page, const Target& t, const std::string& base);
   Response Dominators(const Target& t);
   std::string Suspects();
   std::string Leaks();
@@ -86,6 +87,7 @@ class Pages {
   const HeapGraph& g_;
   const HeapGraph* base_;
   const heapgraph::Growth* series_;
+  const Site& site_;
   Nav nav_;
 };
 

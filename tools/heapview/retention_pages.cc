@@ -11,8 +11,10 @@
 #include "analyze.h"
 #include "growth_report.h"
 #include "histogram.h"
+#include "human_size.h"
 #include "libdump/format/reader.h"
 #include "object_detail.h"
+#include "object_sort.h"
 #include "paths.h"
 #include "report.h"
 #include "series_page.h"
@@ -21,15 +23,31 @@
 
 namespace libdump::heapview {
 
-std::string Pages::DominatorRows(heapgraph::IndexSpan objs, size_t page) {
-  std::string s = "<table id=\"dominators\"><tr><th>retained</th><th>%</th><th>size</th><th>object</th><th></th></tr>\n";
+std::string Pages::DominatorRows(heapgraph::IndexSpan objs, size_t page, const Target& t, const std::string& base) {
+  const SortOrder so = ParseSortOrder(t, {"retained", "size", "class"});
+  const std::string filter = t.Get("filter");
+  // The top retainers come most retained first: a copy only for another order or a filter.
+  std::vector<Index> sorted;
+  if (so.column != "retained" || !so.desc || !filter.empty()) {
+    sorted = SortObjects(g_, objs, so, filter);
+    objs = sorted;
+  }
+  const std::string path = base.substr(0, base.find('?'));
+  const std::string obj = t.Get("obj");
+  const std::string keep = QueryTail({{"obj", obj}, {"filter", filter}});
+  std::string s = FilterForm(path, filter, {{"obj", obj}, {"sort", t.Get("sort")}, {"order", t.Get("order")}}) +
+                  "<table id=\"dominators\"><tr>" + SortHeader(path, keep, so, "retained", "retained") +
+                  "<th>%</th>" + SortHeader(path, keep, so, "size", "size") + SortHeader(path, keep, so, "class", "object") +
+                  "<th></th></tr>\n";
   for (size_t k = page * kPage; k < objs.size() && k < (page + 1) * kPage; ++k) {
     const Index o = objs[k];
-    s += "<tr>" + Num(g_.retained[o]) + "<td class=\"n\">" + Pct(g_.retained[o], g_.reachable_bytes) + "</td>" +
-         Num(g_.Size(o)) + "<td>" + ObjLink(o) + "</td><td><a href=\"/dominators?obj=" + heapgraph::HexId(g_.ids[o]) +
+    s += "<tr>" + BytesCell(g_.retained[o]) + "<td class=\"n\">" + Pct(g_.retained[o], g_.reachable_bytes) + "</td>" +
+         BytesCell(g_.Size(o)) + "<td>" + ObjLink(o) + "</td><td><a href=\"/dominators?obj=" + heapgraph::HexId(g_.ids[o]) +
          "\">dominated</a></td></tr>\n";
   }
-  return s + "</table>";
+  const std::string tail = QueryTail({{"filter", filter}, {"sort", t.Get("sort")}, {"order", t.Get("order")}});
+  const std::string pager_base = tail.empty() ? base : base + (base.find('?') == std::string::npos ? "?" : "&amp;") + Escape(tail);
+  return s + "</table>" + Pager(pager_base, page, objs.size());
 }
 
 Response Pages::Dominators(const Target& t) {
@@ -37,8 +55,8 @@ Response Pages::Dominators(const Target& t) {
   if (t.Get("obj").empty()) {
     Html h("Dominator tree: top retainers");
     h << "<p>Objects only the roots dominate, by retained size; " << g_.reachable_bytes
-      << " bytes are reachable.</p>"
-      << DominatorRows(g_.top_retainers.span(), page) << Pager("/dominators", page, g_.top_retainers.size());
+      << " bytes are reachable. <a href=\"/flame\">As a flame graph</a>.</p>"
+      << DominatorRows(g_.top_retainers.span(), page, t, "/dominators");
     return Ok(h.Finish(nav_));
   }
   const Index i = Lookup(t.Get("obj"));
@@ -47,7 +65,7 @@ Response Pages::Dominators(const Target& t) {
   Html h("Dominated by " + heapgraph::Label(g_, i));
   h << "<p>" << ObjLink(i) << " retains " << g_.retained[i] << " bytes; it immediately dominates " << kids.size()
     << " objects.</p>"
-    << DominatorRows(kids, page) << Pager("/dominators?obj=" + heapgraph::HexId(g_.ids[i]), page, kids.size());
+    << DominatorRows(kids, page, t, "/dominators?obj=" + heapgraph::HexId(g_.ids[i]));
   return Ok(h.Finish(nav_));
 }
 

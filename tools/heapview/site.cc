@@ -11,10 +11,14 @@
 #include "histogram.h"
 #include "libdump/format/reader.h"
 #include "object_detail.h"
+#include "object_label.h"
 #include "pages.h"
 #include "paths.h"
 #include "report.h"
 #include "series_page.h"
+#include "svg_bars.h"
+#include "svg_flame.h"
+#include "svg_lines.h"
 #include "typing.h"
 #include "typing_report.h"
 
@@ -32,6 +36,12 @@ Response Pages::Route(const Target& t) {
   if (p.starts_with("/reachable/")) return WithObject(p.substr(11), [&](Index i) { return Reachable(i); });
   if (p == "/roots") return Ok(Roots());
   if (p == "/dominators") return Dominators(t);
+  if (p == "/flame") {
+    Html h("Retained size by dominator path");
+    h << FlameBody(g_, site_.Flame());
+    return Ok(h.Finish(nav_));
+  }
+  if (p == "/flame.folded") return FoldedResponse(site_.Flame());
   if (p == "/suspects") return Ok(Suspects());
   if (p == "/leaks") return Ok(Leaks());
   if (p == "/finalizers") return Ok(Finalizers());
@@ -40,7 +50,7 @@ Response Pages::Route(const Target& t) {
   if (p == "/diff" && base_) return Ok(Diff());
   if (p == "/series" && series_) {
     Html h("What grows across " + std::to_string(series_->files.size()) + " dumps");
-    h << SeriesBody(*series_, g_);
+    h << GrowthPlot(*series_, g_) << SeriesBody(*series_, g_);
     return Ok(h.Finish(nav_));
   }
   if (p == "/api/series" && series_) {
@@ -102,6 +112,7 @@ std::string Pages::ObjLink(Index i) {
   std::string s = "<a href=\"/object/" + heapgraph::HexId(g_.ids[i]) + "\">" + Escape(heapgraph::Label(g_, i)) + "</a>";
   const std::string v = heapgraph::StringValue(g_, i);
   if (!v.empty()) s += " <span class=\"muted\">\"" + Escape(v) + "\"</span>";
+  if (const std::string l = v.empty() ? ShortLabel(g_, i) : ""; !l.empty()) s += " <span class=\"muted\">" + Escape(l) + "</span>";
   if (IsNew(i)) s += " <span class=\"new\">new</span>";
   return s;
 }
@@ -118,7 +129,7 @@ std::string Pages::Pager(const std::string& base, size_t page, size_t total) {
 
 std::string Pages::Index_() {
   Html h("Heap " + g_.path);
-  h << "<table><tr><th>file</th><td>" << Escape(g_.path) << "</td></tr><tr><th>format</th><td>"
+  h << SummaryPictures(g_) << "<h2>The dump</h2><table><tr><th>file</th><td>" << Escape(g_.path) << "</td></tr><tr><th>format</th><td>"
     << Escape(g_.format) << "</td></tr><tr><th>objects</th>" << Num(g_.size()) << "</tr><tr><th>bytes</th>"
     << Num(g_.total_bytes) << "</tr><tr><th>reachable objects</th>" << Num(g_.reachable_objects)
     << "</tr><tr><th>reachable bytes</th>" << Num(g_.reachable_bytes) << "</tr><tr><th>classes</th>"
@@ -157,8 +168,13 @@ std::string Pages::Index_() {
   return h.Finish(nav_);
 }
 
+const heapgraph::FlameTree& Site::Flame() const {
+  std::call_once(flame_once_, [&] { flame_ = std::make_shared<const heapgraph::FlameTree>(heapgraph::BuildFlame(g_)); });
+  return *flame_;
+}
+
 Response Site::Handle(const std::string& target) const {
-  Pages pages(g_, base_, series_);
+  Pages pages(g_, base_, series_, *this);
   try {
     return pages.Route(ParseTarget(target));
   } catch (const std::exception& e) {

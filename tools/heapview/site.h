@@ -3,12 +3,18 @@
 // any number of server threads may call Handle at once.
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "growth.h"
 #include "heap_graph.h"
+
+namespace libdump::heapgraph {
+struct FlameTree;
+}
 
 namespace libdump::heapview {
 
@@ -27,11 +33,16 @@ class Site {
   // graph served (/series, /api/series).
   void SetSeries(const heapgraph::Growth* series) { series_ = series; }
   Response Handle(const std::string& target) const;
+  // The flame tree of /flame, built by the first request that needs it (a
+  // walk of every object: seconds at 10^7) and kept while the site lives.
+  const heapgraph::FlameTree& Flame() const;
 
  private:
   const heapgraph::HeapGraph& g_;
   const heapgraph::HeapGraph* base_;
   const heapgraph::Growth* series_ = nullptr;
+  mutable std::once_flag flame_once_;
+  mutable std::shared_ptr<const heapgraph::FlameTree> flame_;
 };
 
 }  // namespace libdump::heapview

@@ -139,7 +139,8 @@ TEST_F(SiteTest, HugePageNumbersAreNotPageZero) {
 TEST_F(SiteTest, EveryPageAnswers) {
   for (const char* p : {"/", "/histogram", "/histogram?sort=retained&platform=0", "/classes", "/classes?platform=0",
                         "/class?name=Node", "/instances?name=Node", "/roots", "/dominators", "/dominators?obj=0x1600",
-                        "/suspects", "/leaks", "/finalizers", "/threads", "/query", "/query?class=N*&minretained=40",
+                        "/suspects", "/leaks", "/flame", "/flame.folded", "/dominators?sort=class&order=desc&filter=%3Cscript",
+                        "/histogram?sort=name&order=desc&filter=node", "/finalizers", "/threads", "/query", "/query?class=N*&minretained=40",
                         "/path/0x1500", "/reachable/0x1600", "/api/histogram", "/api/dominators", "/api/path/0x1500",
                         "/api/object/0x1000", "/api/dominators?obj=0x1600&top=1"}) {
     const Response r = site.Handle(p);
@@ -149,6 +150,30 @@ TEST_F(SiteTest, EveryPageAnswers) {
       EXPECT_EQ(r.body.find("<script"), std::string::npos) << p;
     }
   }
+}
+
+// Tables sort by any column both ways and filter by class name; the filter
+// box gives back what was typed, escaped.
+TEST_F(SiteTest, TablesSortAndFilter) {
+  std::string b = site.Handle("/dominators?sort=retained&order=asc").body;
+  EXPECT_LT(b.find("/object/0x1200\""), b.find("/object/0x1300\""));
+  EXPECT_LT(b.find("/object/0x1300\""), b.find("/object/0x1600\""));
+  EXPECT_NE(b.find("<a href=\"/dominators?sort=retained&amp;order=desc\">retained</a> &#9650;"), std::string::npos);
+  b = site.Handle("/histogram?filter=%3Cscr").body;
+  EXPECT_NE(b.find("<td><a href=\"/class?name=%3Cscript%3Ealert%281%29%3C%2Fscript%3E\">"), std::string::npos);
+  EXPECT_EQ(b.find("/class?name=Node\""), std::string::npos);
+  EXPECT_NE(b.find("value=\"&lt;scr\""), std::string::npos);
+  b = site.Handle("/histogram?sort=bytes&order=asc").body;
+  EXPECT_LT(b.find("/class?name=%3Cscript"), b.find("/class?name=Node\""));  // 16 bytes before 168
+  // Instances: file order, or by a column. G (0x1600) retains the most Nodes.
+  b = site.Handle("/instances?name=Node").body;
+  EXPECT_LT(b.find("/object/0x1000\""), b.find("/object/0x1600\""));
+  b = site.Handle("/instances?name=Node&sort=retained").body;
+  EXPECT_LT(b.find("/object/0x1600\""), b.find("/object/0x1300\""));  // 96 before 88
+  EXPECT_LT(b.find("/object/0x1300\""), b.find("/object/0x1000\""));  // 88 before 48
+  // F, untyped and without pointers, is labelled with its text.
+  EXPECT_NE(site.Handle("/path/0x1500").body.find("(untyped)@0x1500</a> <span class=\"muted\">&quot;hello heapview&quot;</span>"),
+            std::string::npos);
 }
 
 // U (0x1800) is the one object no root reaches: the leaks page lists it, and
@@ -209,7 +234,8 @@ TEST(GoDumpSite, PagesOfTheRealGoDump) {
   has(b, "<th>bytes</th><td class=\"n\">49,648</td>");
   // The 20 list nodes: 80 bytes, pointers next at 0 and prev at 16.
   has(page("/histogram"), ">obj80[0,16]</a></td><td class=\"n\"><a href=\"/instances?name=obj80%5B0%2C16%5D\">20</a></td>"
-                          "<td class=\"n\">1,600</td><td class=\"n\">1,600</td>");
+                          "<td class=\"n\">1,600 <span class=\"muted\">1.56 KiB</span></td><td class=\"n\">1,600 <span "
+                          "class=\"muted\">1.56 KiB</span></td>");
   has(page("/class?name=obj80%5B0%2C16%5D"), "0xc00008a690");
   // Node 0 (the first allocated, lowest address): next nil, val 0, prev is
   // node 1 (0x50 higher), magic "node" little-endian.
@@ -228,7 +254,7 @@ TEST(GoDumpSite, PagesOfTheRealGoDump) {
                       "<span class=\"muted\">stack runtime.chanrecv sp+0x50 (thread goroutine 20)</span>");
   // The list hangs from one global (head, the last node, 0xc00008a0a0 + 19 *
   // 0x50): it dominates all 20 nodes. Each step of the path is `next`, at +0.
-  has(page("/dominators"), "1,600</td><td class=\"n\">3.2%</td><td class=\"n\">80</td><td><a href=\"/object/0xc00008a690\">");
+  has(page("/dominators"), "1,600 <span class=\"muted\">1.56 KiB</span></td><td class=\"n\">3.2%</td><td class=\"n\">80</td><td><a href=\"/object/0xc00008a690\">");
   b = page("/path/0xc00008a5f0");
   has(b, "<li><code class=\"field\">+0</code> &rarr; <a href=\"/object/0xc00008a640\">obj80[0,16]@0xc00008a640</a></li>"
          "<li><code class=\"field\">+0</code> &rarr; <a href=\"/object/0xc00008a5f0\">");

@@ -1,9 +1,12 @@
 #include "analysis_verbs.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <iostream>
+#include <sstream>
 
+#include "flame.h"
 #include "heap_graph.h"
 #include "growth.h"
 #include "growth_report.h"
@@ -12,6 +15,7 @@
 #include "json_writer.h"
 #include "libdump/format/reader.h"
 #include "load.h"
+#include "output_file.h"
 #include "progress_line.h"
 #include "report.h"
 #include "typing.h"
@@ -55,6 +59,23 @@ bool OpenOther(const Options& o, const std::string& path, heapgraph::HeapGraph& 
     std::cerr << path << ": " << e.what() << '\n';
   }
   return false;
+}
+
+// --dominators --flame: the folded stacks, whole, to -o's file (or stdout).
+int WriteFlame(const Options& o, const heapgraph::HeapGraph& g) {
+  std::ostringstream folded;
+  heapgraph::WriteFolded(folded, heapgraph::BuildFlame(g));
+  struct stat in;
+  const bool has_input = ::stat(o.file.c_str(), &in) == 0;
+  try {
+    tools::OutputFile out(tools::OutputSpec{o.output, o.force, 0644, has_input ? &in : nullptr});
+    out.Write(folded.str());
+    out.Commit();
+  } catch (const tools::OutputError& e) {
+    std::cerr << "readdump: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
 }
 
 constexpr int kExitGrew = 3;
@@ -140,7 +161,9 @@ int RunAnalysis(const Options& o) {
       typing::PrintLeaks(std::cout, g, leaks, o.top);
     }
   }
-  if (o.dominators) {
+  if (o.dominators && o.flame) {
+    if (const int rc = WriteFlame(o, g)) return rc;
+  } else if (o.dominators) {
     if (o.json) {
       JsonWriter j(std::cout);
       const size_t n = o.top && o.top < g.top_retainers.size() ? o.top : g.top_retainers.size();

@@ -45,6 +45,12 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
       ("json", po::bool_switch(&o.json), "one JSON document instead of text")
       ("dominators", po::bool_switch(&o.dominators),
        "the objects that retain the most (dominator tree under the roots); with --top N only N")
+      ("flame", po::bool_switch(&o.flame),
+       "with --dominators: retained bytes by dominator path (root kind, then class along the dominator tree) as "
+       "folded stacks, 'frame;frame;frame bytes' lines that flamegraph.pl and speedscope read")
+      ("output,o", po::value<std::string>(&o.output)->value_name("FILE"),
+       "with --flame: write to FILE (written whole, then renamed into place) instead of standard output")
+      ("force", po::bool_switch(&o.force), "with -o: replace an existing FILE")
       ("path-to-root", po::value<std::string>(&o.path_to_root)->value_name("ADDR"),
        "the shortest chain of strong references from a root to the object at ADDR")
       ("diff", po::value<std::string>(&o.diff_old)->value_name("OLD"),
@@ -122,6 +128,14 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
       return ParseResult::kUsageError;
     }
     o.has_max_growth = true;
+  }
+  if (o.flame && !o.dominators) {
+    err << "readdump: --flame needs --dominators\n";
+    return ParseResult::kUsageError;
+  }
+  if ((vm.count("output") || o.force) && !o.flame) {
+    err << "readdump: -o and --force need --dominators --flame\n";
+    return ParseResult::kUsageError;
   }
   if (vm.count("top")) {
     // Parsed here: lexical_cast would wrap "-1" around to 2^64-1.

@@ -23,6 +23,9 @@ struct Options {
   bool json = false;
   // Analysis verbs (tools/heapgraph): FILE may also be an hprof.
   bool dominators = false;
+  bool flame = false;          // --dominators --flame: folded stacks of retained bytes by dominator path
+  std::string output = "-";    // -o FILE: where --flame writes
+  bool force = false;          // replace an existing -o FILE
   std::string path_to_root;  // object address or id
   std::string diff_old;      // --diff OLD NEW: FILE is NEW
   bool symbolize = false;    // --symbolize: FILE is a flight recorder trace (symbolize.h)
