@@ -11,6 +11,8 @@
 
 #include "process_image.h"
 
+struct Dwfl;  // elfutils' libdwfl
+
 namespace libdump::coretodump {
 
 struct UnwoundFrame {
@@ -57,7 +59,7 @@ class ThreadUnwinder {
   std::string debuginfo_path_;
   char* debuginfo_path_ptr_ = nullptr;
   void* callbacks_ = nullptr;  // Dwfl_Callbacks, which has no tag to declare
-  struct Dwfl* dwfl_ = nullptr;
+  ::Dwfl* dwfl_ = nullptr;
   bool attached_ = false;
   std::vector<std::string> problems_;
 };

@@ -23,7 +23,7 @@ std::string VtableClasses::ReadString(uint64_t addr) const {
   const size_t n = image_.Read(addr, buf, sizeof buf);
   const char* end = std::find(buf, buf + n, '\0');
   if (end == buf + n) return {};
-  return std::string(buf, end);
+  return std::string(buf, static_cast<size_t>(end - buf));
 }
 
 bool VtableClasses::IsTypeInfoVtable(uint64_t ti_vptr) {
