@@ -55,4 +55,9 @@ class HeapWalker {
 // Every walker, in the order they are tried.
 std::vector<std::unique_ptr<HeapWalker>> AllWalkers();
 
+// One line naming an allocator that replaces glibc's malloc in the image and
+// that no walker reads yet ("the heap is jemalloc's (libjemalloc.so.2
+// mapped): not walked yet"), "" when there is none.
+std::string OtherAllocator(const procimage::ProcessImage& image);
+
 }  // namespace libdump::heapwalk

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# coretodump's figures (docs/COREDUMP.md, RESULTS.md here): conversion speed
+# of a core read from the page cache and peak RSS, and how long a live
+# attach stops the target beside gcore on the same process.
+#   bench/coredump/run.sh BINDIR [MB=2048] [DIR=/dev/shm]
+set -euo pipefail
+bindir=$(cd "$1" && pwd)
+mb=${2:-2048}
+base=${3:-/dev/shm}
+coretodump=$bindir/tools/coretodump/coretodump
+here=$(cd "$(dirname "$0")" && pwd)
+dir=$(mktemp -d "$base/coredump_bench.XXXXXX")
+pid=
+trap '[ -z "$pid" ] || kill -9 "$pid" 2>/dev/null; rm -rf "$dir"' EXIT
+cc -O2 -pthread -o "$dir/hold_heap" "$here/hold_heap.c" -lm
+
+"$dir/hold_heap" "$mb" "$dir/ready" &
+pid=$!
+for _ in $(seq 3000); do [ -e "$dir/ready" ] && break; sleep 0.1; done
+[ -e "$dir/ready" ] || { echo "hold_heap did not get ready"; exit 1; }
+rss_kb=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status")
+
+# gcore stops the process from its attach to its detach: its whole run.
+t0=$(date +%s.%N)
+gcore -o "$dir/core" "$pid" > /dev/null 2>&1
+t1=$(date +%s.%N)
+gcore_s=$(echo "$t1 - $t0" | bc -l)
+core=$dir/core.$pid
+core_bytes=$(stat -c %s "$core")
+cat "$core" > /dev/null  # in the page cache
+
+best=
+for i in 1 2 3; do
+  rm -f "$dir/core.dump"
+  /usr/bin/time -f '%e %M' -o "$dir/time" "$coretodump" -q "$core" -o "$dir/core.dump"
+  read -r secs rss < "$dir/time"
+  if [ -z "$best" ] || [ "$(echo "$secs < $best" | bc -l)" = 1 ]; then best=$secs; best_rss=$rss; fi
+done
+live_stop=
+for i in 1 2 3; do
+  rm -f "$dir/live.dump"
+  s=$("$coretodump" --pid "$pid" -o "$dir/live.dump" | sed -n 's/.*target stopped \([0-9.]*\) s.*/\1/p')
+  if [ -z "$live_stop" ] || [ "$(echo "$s < $live_stop" | bc -l)" = 1 ]; then live_stop=$s; fi
+done
+summary=$("$coretodump" "$core" -o "$dir/summary.dump")
+kill -USR1 "$pid"; wait "$pid" || true; pid=
+
+gbps=$(echo "$core_bytes / $best / 1000000000" | bc -l)
+printf 'program: %s MB held, %s MB resident; core %.2f GB (%s)\n' "$mb" $((rss_kb / 1024)) \
+  "$(echo "$core_bytes / 1000000000" | bc -l)" "$summary"
+printf 'conversion: %.2f s best of 3, %.2f GB/s of core, peak RSS %d MB (%.1f %% of the core)\n' \
+  "$best" "$gbps" $((best_rss / 1024)) "$(echo "$best_rss * 1024 * 100 / $core_bytes" | bc -l)"
+printf 'stop: coretodump --pid %.3f s (best of 3), gcore %.3f s: gcore stops %.1fx as long\n' \
+  "$live_stop" "$gcore_s" "$(echo "$gcore_s / $live_stop" | bc -l)"
