@@ -43,6 +43,7 @@ std::string ModuleFiles::FileFor(const procimage::ImageModule& m) const {
     auto it = by_build_id_.find(m.build_id);
     if (it != by_build_id_.end()) return it->second;
   }
+  if (!m.file.empty()) return m.file;
   return m.file_matches ? m.path : std::string();
 }
 

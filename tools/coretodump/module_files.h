@@ -1,6 +1,6 @@
 // Which file on disk stands for each module of an image, for unwinding and
 // naming frames: a --binary whose build-id is the module's, else the
-// module's own path when it matches what the image mapped, else none (a
+// file the image matched to the module (ImageModule::file), else none (a
 // rebuilt library would name the wrong functions).
 #pragma once
 

@@ -51,6 +51,12 @@ struct ImageModule {
   // The file on disk matches what the image mapped (same build-id, or no
   // build-id on either side); false when it is missing or differs.
   bool file_matches = false;
+  // The file on disk that matched: path itself, or a replacement given for
+  // it (a --binary FILE of the same build-id, an explicit executable), or
+  // /proc/PID/map_files/... for a live process whose file was replaced.
+  // Empty when none matched. Read it for symbols and DWARF.
+  std::string file;
+  bool executable = false;  // the program's own file (it holds AT_ENTRY)
 };
 
 class ProcessImage {
@@ -66,6 +72,13 @@ class ProcessImage {
   // Copies up to n bytes at addr into out and returns how many it copied:
   // fewer when the range leaves present memory. Never throws.
   virtual size_t Read(uint64_t addr, void* out, size_t n) const = 0;
+
+  // The process's id and command name (comm) when the image knows them.
+  virtual int Pid() const { return 0; }
+  virtual std::string Command() const { return {}; }
+  // What the image could not read, one line each ("core.1234:1048576: PT_LOAD
+  // of 0x7f..-0x7f.. past the end of the file"), for the caller to print.
+  virtual std::vector<std::string> Damage() const { return {}; }
 
   // The mapping containing addr, or nullptr.
   const ImageMapping* FindMapping(uint64_t addr) const;
