@@ -70,17 +70,25 @@ static void release(void *p, int to_tcache) {
   free(p);
 }
 
-/* Allocates count blocks of n bytes and frees them, a held 24-byte block
- * after each so that no two free chunks touch (and none coalesces). The
- * first 7 of a size go to the thread's tcache when n fits one (<= 1032). */
-static void free_apart(size_t n, int count) {
-  void *p[64];
+/* count blocks of n bytes to be freed later, a held 24-byte block after
+ * each so that no two free chunks touch (none coalesces). All are
+ * allocated before anything is freed: a later malloc could otherwise be
+ * carved out of a freed chunk. */
+struct to_free { void *p[32]; int count; size_t n; };
+
+static void allocate_apart(struct to_free *f, size_t n, int count) {
+  f->n = n;
+  f->count = count;
   for (int i = 0; i < count; ++i) {
-    p[i] = malloc(n);
-    if (p[i] == NULL) die("malloc failed");
+    f->p[i] = malloc(n);
+    if (f->p[i] == NULL) die("malloc failed");
     hold(24);
   }
-  for (int i = 0; i < count; ++i) release(p[i], n <= 1032 && i < 7);
+}
+
+/* The first 7 of a size go to the thread's tcache when n fits one (<= 1032). */
+static void free_all(const struct to_free *f) {
+  for (int i = 0; i < f->count; ++i) release(f->p[i], f->n <= 1032 && i < 7);
 }
 
 static int check_blocks(void) {
@@ -100,8 +108,11 @@ static void *worker(void *arg) {
   static const size_t sizes[] = {40, 300, 3000};
   for (int s = 0; s < 3; ++s)
     for (int i = 0; i < 200; ++i) hold(sizes[s]);
-  free_apart(40, 3);   /* tcache */
-  free_apart(300, 10); /* 7 in the tcache, 3 in the unsorted bin */
+  struct to_free f40, f300;
+  allocate_apart(&f40, 40, 3);
+  allocate_apart(&f300, 300, 10);
+  free_all(&f40);  /* tcache */
+  free_all(&f300); /* 7 in the tcache, 3 in the unsorted bin */
   /* The dtv pthread_create calloc'd for this thread, from the TCB's second word. */
   uintptr_t *tcb = __builtin_thread_pointer();
   dtvs[k].addr = tcb[1] - 16;
@@ -149,12 +160,18 @@ int main(int argc, char **argv) {
    * into a small bin), 2000s (sorted into a large bin by the 5000-byte
    * request), then the fastbins (after that request: a large request
    * consolidates the fastbins), the tcache, and 2000s left unsorted. */
-  free_apart(600, 10);
-  free_apart(2000, 10);
-  hold(5000);
-  free_apart(56, 20); /* 7 in the tcache, 13 in a fastbin */
-  free_apart(72, 5);  /* tcache */
-  free_apart(2000, 5);
+  static struct to_free f600, f2000, f56, f72, f2000b;
+  allocate_apart(&f600, 600, 10);
+  allocate_apart(&f2000, 2000, 10);
+  allocate_apart(&f56, 56, 20);
+  allocate_apart(&f72, 72, 5);
+  allocate_apart(&f2000b, 2000, 5);
+  free_all(&f600);
+  free_all(&f2000);
+  hold(5000); /* from the top chunk: no free chunk is that large */
+  free_all(&f56); /* 7 in the tcache, 13 in a fastbin */
+  free_all(&f72); /* tcache */
+  free_all(&f2000b);
 
   unsigned long long bytes = 0;
   for (int i = 0; i < nheld; ++i) bytes += held[i].usable;

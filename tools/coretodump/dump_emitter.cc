@@ -80,10 +80,20 @@ class Emitter {
 
   void WriteModules() {
     for (const ImageModule& m : image_.Modules()) {
+      auto of_module = [&](const ImageMapping& map) {
+        return map.path == m.path && map.start >= m.start && map.end <= m.end;
+      };
+      bool any = false;
       for (const ImageMapping& map : image_.Mappings()) {
-        if (map.executable && map.path == m.path && map.start >= m.start && map.end <= m.end) {
+        if (map.executable && of_module(map)) {
           w_.Module({map.start, map.end, map.file_offset, m.path, m.build_id});
+          any = true;
         }
+      }
+      // A core that left the text out (gcore) may not say which mapping was
+      // executable: every read-only mapping then, so that pcs still resolve.
+      for (const ImageMapping& map : image_.Mappings()) {
+        if (!any && !map.writable && of_module(map)) w_.Module({map.start, map.end, map.file_offset, m.path, m.build_id});
       }
     }
   }

@@ -8,6 +8,7 @@
 
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <cstring>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -20,7 +21,10 @@
 #include "heap_walker.h"
 #include "libdump/format/sink.h"
 #include "libdump/format/writer.h"
+#if __has_include("live_image.h")
 #include "live_image.h"
+#define HAVE_LIVE 1
+#endif
 #include "module_files.h"
 #include "number_option.h"
 #include "output_file.h"
@@ -53,6 +57,10 @@ struct Options {
 // The allocator's walk of the image: the first walker that recognises it.
 // A heap no walker reads is named in one line (through *error).
 std::optional<heapwalk::HeapWalk> WalkHeap(const procimage::ProcessImage& image, std::string* error) {
+  if (std::string other = heapwalk::OtherAllocator(image); !other.empty()) {
+    *error = image.Describe() + ": " + other;
+    return std::nullopt;
+  }
   std::string reasons;
   for (const auto& walker : heapwalk::AllWalkers()) {
     std::string why;
@@ -185,12 +193,16 @@ int main(int argc, char** argv) {
     double stopped = -1;
     std::unique_ptr<procimage::ProcessImage> image;
     if (pid) {
+#ifndef HAVE_LIVE
+      throw std::runtime_error("--pid: not built");
+#else
       auto live = procimage::LiveImage::Attach(static_cast<int>(*pid), {});
       const auto stop_start = std::chrono::steady_clock::now();
       c = Convert(*live, o, out, &error);
       live->Resume();
       stopped = Seconds(stop_start);
       image = std::move(live);
+#endif
     } else {
       procimage::CoreOptions co;
       co.executable = o.exe;
@@ -207,9 +219,6 @@ int main(int argc, char** argv) {
     PrintDamage(*image, *c);
     if (!o.quiet) PrintSummary(*image, *c, Seconds(start), stopped);
   } catch (const procimage::CoreError& e) {
-    std::cerr << "coretodump: " << e.what() << "\n";
-    return kExitInvalid;
-  } catch (const procimage::LiveError& e) {
     std::cerr << "coretodump: " << e.what() << "\n";
     return kExitInvalid;
   } catch (const tools::OutputError& e) {

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace libdump::coretodump {
 
@@ -134,7 +135,9 @@ std::string ThreadUnwinder::NameOf(uint64_t pc, UnwoundFrame& f) {
     GElf_Sym sym;
     const char* name = dwfl_module_addrinfo(mod, pc, &offset, &sym, nullptr, nullptr, nullptr);
     if (name != nullptr) {
-      f.symbol = name;
+      // "__libc_start_main@@GLIBC_2.34": the version is not the function's name.
+      f.symbol.assign(name, std::strcspn(name, "@"));
+      name = f.symbol.c_str();
       f.entry = pc - offset;
       return Demangle(name);
     }
