@@ -4,6 +4,7 @@
 //
 // Exit codes as the other tools: 0 ok, 1 invalid input (one line naming the
 // file or process and what is wrong) or a refused or failed output, 2 usage.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <boost/program_options.hpp>
@@ -21,10 +22,8 @@
 #include "heap_walker.h"
 #include "libdump/format/sink.h"
 #include "libdump/format/writer.h"
-#if __has_include("live_image.h")
+#include "detach_on_signal.h"
 #include "live_image.h"
-#define HAVE_LIVE 1
-#endif
 #include "module_files.h"
 #include "number_option.h"
 #include "output_file.h"
@@ -187,22 +186,26 @@ int main(int argc, char** argv) {
 
   const auto start = std::chrono::steady_clock::now();
   try {
-    tools::OutputFile out(tools::OutputSpec{o.out, false, 0600, nullptr});
+    struct stat core_st;
+    const bool have_core_st = !o.core.empty() && ::stat(o.core.c_str(), &core_st) == 0;
+    tools::OutputFile out(tools::OutputSpec{o.out, false, 0600, have_core_st ? &core_st : nullptr});
     std::string error;
     std::optional<Converted> c;
     double stopped = -1;
     std::unique_ptr<procimage::ProcessImage> image;
     if (pid) {
-#ifndef HAVE_LIVE
-      throw std::runtime_error("--pid: not built");
-#else
-      auto live = procimage::LiveImage::Attach(static_cast<int>(*pid), {});
-      const auto stop_start = std::chrono::steady_clock::now();
-      c = Convert(*live, o, out, &error);
-      live->Resume();
-      stopped = Seconds(stop_start);
+      procimage::LiveOptions lo;
+      lo.binaries = o.binaries;
+      auto live = procimage::LiveImage::Attach(static_cast<int>(*pid), lo);
+      {
+        // A signal to the tool lets the target go before the tool dies (after
+        // the output file's own handler: made later, it runs first).
+        procimage::DetachOnSignal guard(live->StoppedThreads());
+        c = Convert(*live, o, out, &error);
+        live->Detach();
+      }
+      stopped = std::chrono::duration<double>(live->StoppedFor()).count();
       image = std::move(live);
-#endif
     } else {
       procimage::CoreOptions co;
       co.executable = o.exe;
@@ -219,6 +222,9 @@ int main(int argc, char** argv) {
     PrintDamage(*image, *c);
     if (!o.quiet) PrintSummary(*image, *c, Seconds(start), stopped);
   } catch (const procimage::CoreError& e) {
+    std::cerr << "coretodump: " << e.what() << "\n";
+    return kExitInvalid;
+  } catch (const procimage::LiveError& e) {
     std::cerr << "coretodump: " << e.what() << "\n";
     return kExitInvalid;
   } catch (const tools::OutputError& e) {
