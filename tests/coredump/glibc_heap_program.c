@@ -12,6 +12,7 @@
  * blocks beside its own are libc's: each thread's tcache struct and each
  * created thread's dtv (calloc'd by pthread_create; read from the TCB). */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <malloc.h>
 #include <sys/prctl.h>
@@ -188,8 +189,20 @@ int main(int argc, char **argv) {
   if (fd < 0 || write(fd, out, outlen) != (ssize_t)outlen || close(fd) != 0 || rename(tmp, argv[1]) != 0)
     die("cannot write the bookkeeping");
 
-  const struct timespec limit = {300, 0};
-  if (sigtimedwait(&set, NULL, &limit) != SIGUSR1) die("no SIGUSR1 within 300 s");
+  /* A ptrace stop (gcore's, coretodump's) ends the wait with EINTR, as
+   * signal(7) says of sigtimedwait: wait again, to the same deadline. */
+  struct timespec now, deadline;
+  clock_gettime(CLOCK_MONOTONIC, &deadline);
+  deadline.tv_sec += 300;
+  int sig = -1;
+  while (sig != SIGUSR1) {
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    struct timespec left = {deadline.tv_sec - now.tv_sec, deadline.tv_nsec - now.tv_nsec};
+    if (left.tv_nsec < 0) left.tv_sec--, left.tv_nsec += 1000000000;
+    if (left.tv_sec < 0) die("no SIGUSR1 within 300 s");
+    sig = sigtimedwait(&set, NULL, &left);
+    if (sig < 0 && errno != EINTR && errno != EAGAIN) die("sigtimedwait failed");
+  }
   const int bad = check_blocks();
   pthread_mutex_lock(&lock);
   go_check = 1;
