@@ -11,7 +11,7 @@ readdump=$bindir/tools/readdump/readdump
 dir=$(mktemp -d)
 chmod 755 "$dir"
 pids=()
-trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done; rm -rf "$dir"' EXIT
+trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null && wait "$p" 2>/dev/null; done; rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 # one_line NAME ARGS...: exit 1 and exactly one line on stderr, no output file.
@@ -111,6 +111,7 @@ if [ -e "$bindir/libdump/libdump.so" ]; then
   one_line other_allocator --pid "$other" -o "$dir/x.dump"
   grep -q "libdump" "$dir/other_allocator.err" || fail "the other allocator is not named"
   not_stopped "$other"
+  kill -9 "$other"; wait "$other" 2>/dev/null || true
 fi
 
 # The live target after all of it: running, and its own checks pass.

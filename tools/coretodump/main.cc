@@ -50,7 +50,7 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 struct Options {
   std::string core, exe, out, pid, debug_dir;
   std::vector<std::string> binaries;
-  bool zstd = false, quiet = false;
+  bool zstd = false, quiet = false, force = false;
 };
 
 // The allocator's walk of the image: the first walker that recognises it.
@@ -139,7 +139,7 @@ int main(int argc, char** argv) {
       "       coretodump [options] --pid PID -o OUT.dump\n"
       "Writes the glibc malloc heap of an ELF core file (gcore, the kernel's) or of a running\n"
       "process (stopped while it is read, resumed on every exit path) as a libdump heap dump.\n"
-      "EXE is the executable when it is not where the core says. OUT is created, never replaced.\n"
+      "EXE is the executable when it is not where the core says. An existing OUT is kept unless --force.\n"
       "exit status: 0 ok, 1 invalid input or failed output, 2 usage error\n"
       "Options");
   visible.add_options()
@@ -151,6 +151,7 @@ int main(int argc, char** argv) {
        "a module's file when it is not at the path the image names, matched by build-id (repeatable)")
       ("debug-dir", po::value(&o.debug_dir)->value_name("DIR"),
        "a directory of separate debug files (.build-id/xx/yyyy.debug) besides /usr/lib/debug")
+      ("force,f", po::bool_switch(&o.force), "replace an existing OUT (never a symlink or device, never the core)")
       ("zstd", po::bool_switch(&o.zstd), "compress the dump with zstd")
       ("quiet,q", po::bool_switch(&o.quiet), "no summary line");
   po::options_description hidden;
@@ -188,7 +189,7 @@ int main(int argc, char** argv) {
   try {
     struct stat core_st;
     const bool have_core_st = !o.core.empty() && ::stat(o.core.c_str(), &core_st) == 0;
-    tools::OutputFile out(tools::OutputSpec{o.out, false, 0600, have_core_st ? &core_st : nullptr});
+    tools::OutputFile out(tools::OutputSpec{o.out, o.force, 0600, have_core_st ? &core_st : nullptr});
     std::string error;
     std::optional<Converted> c;
     double stopped = -1;
