@@ -55,7 +55,10 @@ int main(int argc, char **argv) {
   const int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) return 1;
   close(fd);
-  const struct timespec limit = {600, 0};
-  sigtimedwait(&set, NULL, &limit);
+  /* A ptrace stop (gcore, coretodump --pid) ends the wait with EINTR. */
+  const time_t deadline = time(NULL) + 600;
+  const struct timespec second = {1, 0};
+  while (time(NULL) < deadline && sigtimedwait(&set, NULL, &second) != SIGUSR1) {
+  }
   return 0;
 }
