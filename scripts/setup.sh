@@ -31,7 +31,8 @@ test_packages=(
   # the typing pass's DWARF checks: an independent DWARF reader and a real
   # third-party library's parsed document; a stripped key-value store library holding data
   elfutils nlohmann-json3-dev libleveldb-dev
-  # the stack of a hung process in the fork tests' failure reports
+  # the stack of a hung process in the fork tests' failure reports; gcore, the
+  # cores tests/coredump converts
   gdb
 )
 
