@@ -33,7 +33,7 @@ struct Rtti {
 TEST(VtableClasses, NamesClassesFromRttiAndKeepsTheSmallestSize) {
   Rtti r;
   const uint64_t circle = r.Class(kRo + 0x400, "N5shape6CircleE");
-  const uint64_t local = r.Class(kRo + 0x600, "*N12_GLOBAL__N_14HiddenE");
+  const uint64_t local = r.Class(kRo + 0x600, "*N12_GLOBAL__N_16HiddenE");
   VtableClasses c(r.image);
   EXPECT_TRUE(c.Note(circle, 48));
   EXPECT_TRUE(c.Note(circle, 32));
