@@ -13,6 +13,11 @@ if(TARGET coretodump AND TARGET readdump)
   add_test(NAME coredump_bad_input
     COMMAND ${CMAKE_CURRENT_LIST_DIR}/coredump_bad_input.sh ${PROJECT_BINARY_DIR} $<TARGET_FILE:coredump_glibc_program>)
   set_tests_properties(coredump_bad_input PROPERTIES LABELS "no_asan" TIMEOUT 300)
+  add_executable(coredump_polymorphic_program ${CMAKE_CURRENT_LIST_DIR}/polymorphic_program.cc)
+  target_compile_options(coredump_polymorphic_program PRIVATE -O1)
+  add_test(NAME coredump_polymorphic
+    COMMAND ${CMAKE_CURRENT_LIST_DIR}/coredump_polymorphic.sh ${PROJECT_BINARY_DIR} $<TARGET_FILE:coredump_polymorphic_program>)
+  set_tests_properties(coredump_polymorphic PROPERTIES LABELS "no_asan" TIMEOUT 300)
   if(TARGET typing_containers_program AND TARGET libdump_runtime)
     add_test(NAME coredump_typing_containers
       COMMAND ${CMAKE_CURRENT_LIST_DIR}/coredump_typing.sh ${PROJECT_BINARY_DIR} $<TARGET_FILE:typing_containers_program>)
