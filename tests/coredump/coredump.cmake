@@ -18,9 +18,12 @@ if(TARGET coretodump AND TARGET readdump)
   add_test(NAME coredump_polymorphic
     COMMAND ${CMAKE_CURRENT_LIST_DIR}/coredump_polymorphic.sh ${PROJECT_BINARY_DIR} $<TARGET_FILE:coredump_polymorphic_program>)
   set_tests_properties(coredump_polymorphic PROPERTIES LABELS "no_asan" TIMEOUT 300)
-  if(TARGET typing_containers_program AND TARGET libdump_runtime)
+  if(TARGET libdump_runtime)
+    # The typing tests' program, built as tests/typing builds it (-g -O1).
+    add_executable(coredump_containers_program ${PROJECT_SOURCE_DIR}/tests/typing/containers_program.cc)
+    target_compile_options(coredump_containers_program PRIVATE -g -O1)
     add_test(NAME coredump_typing_containers
-      COMMAND ${CMAKE_CURRENT_LIST_DIR}/coredump_typing.sh ${PROJECT_BINARY_DIR} $<TARGET_FILE:typing_containers_program>)
+      COMMAND ${CMAKE_CURRENT_LIST_DIR}/coredump_typing.sh ${PROJECT_BINARY_DIR} $<TARGET_FILE:coredump_containers_program>)
     set_tests_properties(coredump_typing_containers PROPERTIES LABELS "no_asan" TIMEOUT 300)
   endif()
 endif()
