@@ -24,4 +24,10 @@ bool BlockIndex::AnyStartsIn(uint64_t start, uint64_t end) const {
   return it != blocks_.end() && it->addr < end;
 }
 
+size_t BlockIndex::FirstEndingAfter(uint64_t addr) const {
+  auto it = FirstAbove(blocks_, addr);
+  if (it != blocks_.begin() && addr - std::prev(it)->addr < std::prev(it)->size) --it;
+  return static_cast<size_t>(it - blocks_.begin());
+}
+
 }  // namespace libdump::coretodump

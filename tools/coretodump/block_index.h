@@ -20,6 +20,9 @@ class BlockIndex {
   bool Contains(uint64_t addr) const { return Find(addr) != nullptr; }
   // True when some block starts in [start, end).
   bool AnyStartsIn(uint64_t start, uint64_t end) const;
+  // The index of the first block ending after addr (blocks().size() if none).
+  size_t FirstEndingAfter(uint64_t addr) const;
+  std::span<const heapwalk::LiveBlock> blocks() const { return blocks_; }
 
  private:
   std::span<const heapwalk::LiveBlock> blocks_;

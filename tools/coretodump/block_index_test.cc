@@ -32,5 +32,15 @@ TEST(BlockIndex, AnyStartsInIsHalfOpen) {
   EXPECT_FALSE(BlockIndex({}).AnyStartsIn(0, ~uint64_t{0}));
 }
 
+TEST(BlockIndex, FirstEndingAfter) {
+  const std::vector<heapwalk::LiveBlock> b = {{0x1000, 0x20}, {0x2000, 0x10}};
+  BlockIndex idx(b);
+  EXPECT_EQ(idx.FirstEndingAfter(0), 0u);
+  EXPECT_EQ(idx.FirstEndingAfter(0x1010), 0u);  // inside the first
+  EXPECT_EQ(idx.FirstEndingAfter(0x1020), 1u);  // its end
+  EXPECT_EQ(idx.FirstEndingAfter(0x2000), 1u);
+  EXPECT_EQ(idx.FirstEndingAfter(0x2010), 2u);
+}
+
 }  // namespace
 }  // namespace libdump::coretodump

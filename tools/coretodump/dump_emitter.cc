@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <set>
 
 #include "block_index.h"
@@ -239,6 +240,17 @@ class Emitter {
     }
   }
 
+  // ScanWords less the allocator's own state (HeapWalk::not_roots).
+  void Scan(uint64_t lo, uint64_t hi, const std::function<void(uint64_t, uint64_t)>& emit) {
+    for (const auto& [start, end] : walk_.not_roots) {
+      if (end <= lo || start >= hi) continue;
+      if (lo < start) Scan(lo, start, emit);
+      if (end < hi) Scan(end, hi, emit);
+      return;
+    }
+    ScanWords(image_, blocks_, lo, hi, emit);
+  }
+
   bool Scanned(const ImageMapping* m) const {
     return std::find(stacks_.begin(), stacks_.end(), m) != stacks_.end() ||
            std::find(scanned_.begin(), scanned_.end(), m) != scanned_.end();
@@ -255,7 +267,7 @@ class Emitter {
       for (const ImageMapping& map : maps) {
         if (map.path != m.path || !map.writable || !map.present) continue;
         if (map.end > map.start && !Scanned(&map)) {
-          ScanWords(image_, blocks_, map.start, map.end, data);
+          Scan(map.start, map.end, data);
           scanned_.push_back(&map);
         }
         last = &map;
@@ -266,7 +278,7 @@ class Emitter {
       if (i + 1 < maps.size()) {
         const ImageMapping& next = maps[i + 1];
         if (next.start == last->end && next.path.empty() && next.writable && next.present && !Scanned(&next)) {
-          ScanWords(image_, blocks_, next.start, next.end, data);
+          Scan(next.start, next.end, data);
           scanned_.push_back(&next);
         }
       }
@@ -278,7 +290,7 @@ class Emitter {
       const ImageMapping* tls = image_.FindMapping(t.fs_base());
       if (tls == nullptr || !tls->present || Scanned(tls)) continue;
       const std::string what = "thread-local storage of thread " + std::to_string(t.tid);
-      ScanWords(image_, blocks_, tls->start, tls->end, [&](uint64_t, uint64_t v) {
+      Scan(tls->start, tls->end, [&](uint64_t, uint64_t v) {
         w_.OtherRoot(what, v);
         ++result_.other_roots;
       });
@@ -290,7 +302,7 @@ class Emitter {
     for (const ImageMapping& m : image_.Mappings()) {
       if (!m.path.empty() || !m.writable || !m.present || Scanned(&m) || blocks_.AnyStartsIn(m.start, m.end)) continue;
       const std::string what = "anonymous mapping " + Hex(m.start) + "-" + Hex(m.end);
-      ScanWords(image_, blocks_, m.start, m.end, [&](uint64_t, uint64_t v) {
+      Scan(m.start, m.end, [&](uint64_t, uint64_t v) {
         w_.OtherRoot(what, v);
         ++result_.other_roots;
       });

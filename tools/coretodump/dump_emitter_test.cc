@@ -85,6 +85,8 @@ struct Fixture {
     image.PutWord(sp - 0x100, kHeap + 0x40);  // below the red zone: not one
     image.PutWord(sp + 0x18, kHeap + 0x38);   // a word between blocks: not one
     image.PutWord(kData + 0x20, kHeap + 0x40);  // .data
+    image.PutWord(kData + 0x100, kHeap + 0x1f);  // the allocator's own state there: no root
+    walk.not_roots.push_back({kData + 0x100, kData + 0x108});
     image.PutWord(kBss + 0x30, kHeap + 0x80);   // .bss tail
     image.PutWord(kTls + 0x10, kHeap + 0xc0);   // thread-local
     image.PutWord(kAnon + 0x8, kGap + 0xff0);   // the program's own mapping

@@ -4,7 +4,9 @@
 
 namespace libdump::coretodump {
 
-uint64_t ScanWords(const procimage::ProcessImage& image, const BlockIndex& blocks, uint64_t lo, uint64_t hi,
+namespace {
+
+uint64_t ScanRange(const procimage::ProcessImage& image, const BlockIndex& blocks, uint64_t lo, uint64_t hi,
                    const std::function<void(uint64_t, uint64_t)>& emit) {
   constexpr uint64_t kChunk = 64 << 10, kPage = 4096;
   uint64_t buf[kChunk / 8];
@@ -25,6 +27,21 @@ uint64_t ScanWords(const procimage::ProcessImage& image, const BlockIndex& block
     const uint64_t next = std::min(hi, (at / kPage + 1) * kPage);
     missing += next - at;
     lo = next;
+  }
+  return missing;
+}
+
+}  // namespace
+
+uint64_t ScanWords(const procimage::ProcessImage& image, const BlockIndex& blocks, uint64_t lo, uint64_t hi,
+                   const std::function<void(uint64_t, uint64_t)>& emit) {
+  const auto b = blocks.blocks();
+  uint64_t missing = 0;
+  for (size_t i = blocks.FirstEndingAfter(lo); lo < hi; ++i) {
+    const uint64_t stop = i < b.size() ? std::min(hi, std::max(lo, b[i].addr)) : hi;
+    if (lo < stop) missing += ScanRange(image, blocks, lo, stop, emit);
+    if (i >= b.size() || b[i].addr >= hi) break;
+    lo = std::max(lo, b[i].addr + b[i].size);
   }
   return missing;
 }

@@ -34,6 +34,24 @@ TEST(ScanWords, AlignedWordsIntoBlocksAcrossChunksAndHoles) {
   EXPECT_EQ(missing, 0x2000u);
 }
 
+TEST(ScanWords, WordsInsideBlocksAreNoRoots) {
+  testing::FakeImage image;
+  image.Map(0x1000, 0x3000, "rw-");
+  // An mmapped chunk sharing the mapping, and a block beyond it.
+  const std::vector<heapwalk::LiveBlock> blocks = {{0x1800, 0x100}, {0x2ff0, 0x10}, {0x900000, 0x10}};
+  image.PutWord(0x17f8, 0x900000);  // before the chunk: a root
+  image.PutWord(0x1800, 0x900000);  // inside: an edge of the chunk
+  image.PutWord(0x18f8, 0x900000);
+  image.PutWord(0x1900, 0x1808);    // after: a root into the chunk
+  image.PutWord(0x2ff0, 0x900000);  // the last block, running to the end
+  std::vector<uint64_t> got;
+  ScanWords(image, BlockIndex(blocks), 0x1000, 0x3000, [&](uint64_t a, uint64_t) { got.push_back(a); });
+  EXPECT_EQ(got, (std::vector<uint64_t>{0x17f8, 0x1900}));
+  got.clear();
+  ScanWords(image, BlockIndex(blocks), 0x1810, 0x1908, [&](uint64_t a, uint64_t) { got.push_back(a); });
+  EXPECT_EQ(got, (std::vector<uint64_t>{0x1900}));  // starting inside a block
+}
+
 TEST(ScanWords, UnalignedBoundsRoundInward) {
   testing::FakeImage image;
   image.Map(0x1000, 0x2000, "rw-");
