@@ -13,6 +13,7 @@
 #include <set>
 
 #include "testing/pattern.h"
+#include "testing/readelf.h"
 #include "testing/target_process.h"
 
 namespace libdump::procimage {
@@ -20,6 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::PatternByte;
+using testing::ReadelfBuildId;
 using testing::TargetProcess;
 
 constexpr char kRodata[] = "libdump procimage rodata marker";
@@ -29,23 +31,6 @@ std::string Slurp(const std::string& path, uintmax_t most = ~uintmax_t{0}) {
   std::string s(std::min(most, fs::file_size(path)), '\0');
   in.read(s.data(), static_cast<std::streamsize>(s.size()));
   return s;
-}
-
-// The build-id as binutils reads it: a second opinion on libelf's.
-std::string ReadelfBuildId(const std::string& path) {
-  const std::string cmd = "readelf -n '" + path + "' 2>/dev/null";
-  FILE* p = popen(cmd.c_str(), "r");
-  std::string id;
-  char line[512];
-  while (p != nullptr && std::fgets(line, sizeof line, p) != nullptr) {
-    const char* at = std::strstr(line, "Build ID: ");
-    if (at != nullptr) {
-      id = at + 10;
-      while (!id.empty() && (id.back() == '\n' || id.back() == ' ')) id.pop_back();
-    }
-  }
-  if (p != nullptr) pclose(p);
-  return id;
 }
 
 CoreOptions NoDisk() {

@@ -79,6 +79,10 @@ uint64_t AuxEntry(int pid) {
 std::unique_ptr<LiveImage> LiveImage::Attach(int pid, const LiveOptions& options) {
   if (pid <= 0) throw LiveError("process " + std::to_string(pid) + ": not a process id");
   std::unique_ptr<LiveImage> image(new LiveImage(pid));
+  // Field 4 of stat, after the parenthesised name.
+  const std::string stat = FirstLine(ProcPath(pid, "stat"));
+  const auto paren = stat.rfind(')');
+  image->parent_ = paren != std::string::npos && std::atoi(stat.c_str() + std::min(stat.size(), paren + 4)) == getpid();
   image->StopAll();
   image->mem_fd_ = ::open(ProcPath(pid, "mem").c_str(), O_RDONLY | O_CLOEXEC);
   image->command_ = FirstLine(ProcPath(pid, "comm"));
@@ -155,10 +159,26 @@ void LiveImage::StopAll() {
 
 void LiveImage::Detach() {
   if (!attached_) return;
+  std::vector<int> gone;
   for (size_t i = 0; i < tids_.size(); ++i)
-    ::ptrace(PTRACE_DETACH, tids_[i], nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(signals_[i])));
+    if (::ptrace(PTRACE_DETACH, tids_[i], nullptr, reinterpret_cast<void*>(static_cast<intptr_t>(signals_[i]))) != 0 &&
+        errno == ESRCH)
+      gone.push_back(tids_[i]);
   stop_end_ = Clock::now();
   attached_ = false;
+  // A thread that cannot be let go is dying (killed while stopped): its exit
+  // is reported to the tracer, and until the tracer collects it the process
+  // cannot be reaped by its parent. The leader is left to its parent when
+  // that is this process (its exit status is the parent's to take).
+  for (const int tid : gone) {
+    if (tid == pid_ && parent_) continue;
+    for (const auto deadline = Clock::now() + std::chrono::seconds(1); Clock::now() < deadline;) {
+      int status = 0;
+      const pid_t got = ::waitpid(tid, &status, __WALL | WNOHANG);
+      if (got == tid || (got < 0 && errno == ECHILD)) break;
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+  }
 }
 
 std::chrono::nanoseconds LiveImage::StoppedFor() const {

@@ -67,6 +67,7 @@ class LiveImage final : public ProcessImage {
   int pid_;
   int mem_fd_ = -1;
   bool attached_ = false;
+  bool parent_ = false;  // this process is the target's parent
   std::vector<int> tids_;     // seized, in the order they were
   std::vector<int> signals_;  // per tid: a signal it stopped with, given back at detach
   std::chrono::steady_clock::time_point stop_start_, stop_end_;

@@ -1,6 +1,7 @@
 #include "live_image.h"
 
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -116,6 +117,27 @@ TEST(LiveImage, AttachingTwiceFailsAndLeavesTheFirstAlone) {
     EXPECT_EQ(b, PatternByte(7));
   }
   EXPECT_TRUE(target.Ping());
+}
+
+TEST(LiveImage, AProcessKilledMidReadGivesShortReads) {
+  TargetProcess target(IMAGE_TARGET);
+  ASSERT_TRUE(target.ok());
+  auto image = LiveImage::Attach(target.pid());
+  std::vector<uint8_t> got(target.buffer_size);
+  ASSERT_EQ(image->Read(target.buffer_addr, got.data(), got.size()), got.size());
+  ASSERT_EQ(kill(target.pid(), SIGKILL), 0);
+  // Its memory goes with it; the read says so by its length, and letting go
+  // of a dead process is no error.
+  size_t n = got.size();
+  for (int i = 0; i < 1000 && n != 0; ++i) {
+    n = image->Read(target.buffer_addr, got.data(), got.size());
+    usleep(1000);
+  }
+  EXPECT_EQ(n, 0u);
+  image->Detach();
+  EXPECT_FALSE(image->attached());
+  const int status = target.Stop();
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << status;
 }
 
 TEST(LiveImage, AProcessThatHasExitedIsAClearError) {
