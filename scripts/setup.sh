@@ -31,9 +31,11 @@ test_packages=(
   # the typing pass's DWARF checks: an independent DWARF reader and a real
   # third-party library's parsed document; a stripped key-value store library holding data
   elfutils nlohmann-json3-dev libleveldb-dev
-  # the stack of a hung process in the fork tests' failure reports; gcore, the
-  # cores tests/coredump converts
+  # the stack of a hung process in the fork tests' failure reports; gcore for the
+  # glibc heap walker's core test and the cores tests/coredump converts
   gdb
+  # libc's symbols: the glibc walker's tests find main_arena by symbol as well as by structure
+  libc6-dbg
 )
 
 case $set_name in

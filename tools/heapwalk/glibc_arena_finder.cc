@@ -17,12 +17,6 @@ using procimage::ImageMapping;
 using procimage::ImageModule;
 using procimage::ProcessImage;
 
-std::string Hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%" PRIx64, v);
-  return b;
-}
-
 // A thread arena list longer than this is a loop (arena_max is 8 per core).
 constexpr size_t kMaxArenas = 4096;
 // The brk heap ends at the page holding top's end; some slack for images
@@ -40,7 +34,8 @@ std::vector<std::pair<uint64_t, uint64_t>> LibcData(const ProcessImage& image, c
   std::vector<std::pair<uint64_t, uint64_t>> out;
   uint64_t last_end = 0;
   for (const ImageMapping& m : image.Mappings()) {
-    const bool own = m.path == libc.path;
+    // Paths can differ by a symlink (/lib and /usr/lib): the range decides too.
+    const bool own = m.path == libc.path || (!m.IsAnonymous() && m.start >= libc.start && m.start < libc.end);
     if (m.present && m.writable && (own || (m.IsAnonymous() && m.start == last_end && last_end != 0)))
       out.emplace_back(m.start, m.end);
     if (own) last_end = m.end;
@@ -71,15 +66,28 @@ bool ArenaList(const ProcessImage& image, uint64_t main, std::vector<uint64_t>* 
   return true;
 }
 
+// tcache_bins follows from tcache_max_bytes (do_set_tcache_max).
+uint64_t TcacheBinsFor(uint64_t max_bytes) {
+  const uint64_t chunk = std::max<uint64_t>(kMinChunk, (max_bytes + 8 + kAlignment - 1) & ~(kAlignment - 1));
+  return (chunk - kMinChunk + kAlignment - 1) / kAlignment + 1;
+}
+
 bool PlausibleMp(const MallocPar& p, const ProcessImage& image, uint64_t main_top) {
   const ImageMapping* heap = image.FindMapping(main_top);
-  return heap != nullptr && p.sbrk_base >= heap->start && p.sbrk_base <= main_top && p.tcache_bins <= kTcacheBins &&
+  return heap != nullptr && p.sbrk_base >= heap->start && p.sbrk_base <= main_top && p.tcache_bins >= 1 &&
+         p.tcache_bins <= kTcacheBins && p.tcache_bins == TcacheBinsFor(p.tcache_max_bytes) &&
          p.tcache_count <= 65535 && p.tcache_max_bytes <= TcacheBinSize(kTcacheBins) && p.n_mmaps >= 0 &&
          p.n_mmaps <= p.max_n_mmaps && p.mmapped_mem % 4096 == 0 && p.mmapped_mem <= p.max_mmapped_mem &&
          p.mmap_threshold <= kHeapMaxSize / 2;
 }
 
 }  // namespace
+
+std::string Hex(uint64_t v) {
+  char b[24];
+  std::snprintf(b, sizeof b, "0x%" PRIx64, v);
+  return b;
+}
 
 const ImageModule* FindLibc(const ProcessImage& image) {
   for (const ImageModule& m : image.Modules()) {
@@ -178,7 +186,8 @@ ArenaRoots FindArenaRoots(const ProcessImage& image, const GlibcOptions& options
   for (const auto& [start, end] : data) {
     for (uint64_t a = (start + 7) & ~uint64_t{7}; out.mp == 0 && a + sizeof(MallocPar) <= end; a += 8) {
       MallocPar p;
-      if (image.ReadValue(a, &p) && p.sbrk_base != 0 && PlausibleMp(p, image, main.top)) {
+      const bool in_arena = a + sizeof(MallocPar) > out.main_arena && a < out.main_arena + sizeof(MallocState);
+      if (!in_arena && image.ReadValue(a, &p) && p.sbrk_base != 0 && PlausibleMp(p, image, main.top)) {
         out.mp = a;
         out.mp_value = p;
       }

@@ -25,6 +25,9 @@ struct ArenaRoots {
   std::vector<HeapDamage> damage;
 };
 
+// An address as damage lines and found_by print it: "0x7f...".
+std::string Hex(uint64_t v);
+
 // The libc module of the image, or nullptr.
 const procimage::ImageModule* FindLibc(const procimage::ProcessImage& image);
 

@@ -1,8 +1,6 @@
 #include "glibc_walker.h"
 
 #include <algorithm>
-#include <cinttypes>
-#include <cstdio>
 #include <optional>
 #include <unordered_set>
 
@@ -16,12 +14,6 @@ namespace {
 using namespace glibc;
 using procimage::ImageMapping;
 using procimage::ProcessImage;
-
-std::string Hex(uint64_t v) {
-  char b[24];
-  std::snprintf(b, sizeof b, "0x%" PRIx64, v);
-  return b;
-}
 
 constexpr size_t kMaxDamage = 1000;
 constexpr uint64_t kPage = 4096;
@@ -50,7 +42,12 @@ class Walker {
     out_.arenas = roots.arenas;
     mp_ = roots.mp_value;
     for (uint64_t a : out_.arenas) WalkArenaHeaps(a);
-    WalkMmapped();
+    std::vector<GlibcChunk> mmapped = WalkMmapped();
+    size_t count = mmapped.size();
+    for (const Region& r : regions_) count += WalkRegion(r, true);
+    out_.chunks.reserve(count);
+    for (const Region& r : regions_) WalkRegion(r, false);
+    out_.chunks.insert(out_.chunks.end(), mmapped.begin(), mmapped.end());
     std::sort(out_.chunks.begin(), out_.chunks.end(),
               [](const GlibcChunk& a, const GlibcChunk& b) { return a.addr < b.addr; });
     for (uint64_t a : out_.arenas) WalkFastbins(a);
@@ -69,22 +66,41 @@ class Walker {
     }
   }
 
-  GlibcChunk* Chunk(uint64_t addr) { return const_cast<GlibcChunk*>(out_.Find(addr)); }
+  // Lists link neighbours often: the chunks either side of the last one
+  // found are tried before a search.
+  GlibcChunk* Chunk(uint64_t addr) {
+    auto& cs = out_.chunks;
+    for (size_t i : {hint_ + 1, hint_ - 1, hint_}) {
+      if (i < cs.size() && cs[i].addr == addr) return &cs[(hint_ = i)];
+    }
+    GlibcChunk* c = const_cast<GlibcChunk*>(out_.Find(addr));
+    if (c != nullptr) hint_ = static_cast<size_t>(c - cs.data());
+    return c;
+  }
 
-  // Chunks of [start, end) by size. top is the arena's top chunk when it
+  // [start, end) of an arena's heap; top is the arena's top chunk when it
   // lies in this range (0 for an arena's older heaps, which end in a
   // fencepost and a zero header instead).
-  void WalkRegion(uint64_t start, uint64_t end, uint64_t top, bool main) {
+  struct Region {
+    uint64_t start, end, top;
+  };
+  void AddRegion(uint64_t start, uint64_t end, uint64_t top, bool main) {
     ++heaps_;
-    region_bytes_ += end - start;
     arena_ranges_.push_back({start, main ? end : HeapFor(start) + kHeapMaxSize});
+    regions_.push_back({start, end, top});
+  }
+
+  // The chunks of a region by size, recorded, or only counted (so that the
+  // table is allocated once, at the size the image's own headers prove).
+  size_t WalkRegion(const Region& r, bool count_only) {
+    size_t count = 0;
     size_t pending = SIZE_MAX;  // the chunk whose state its successor's header tells
-    uint64_t p = start;
-    while (p < end) {
+    uint64_t p = r.start;
+    while (p < r.end) {
       uint64_t prev_size = 0, head = 0;
       if (!win_.Word(p, &prev_size) || !win_.Word(p + 8, &head)) {
-        Damage(p, "chunk header unreadable");
-        return;
+        if (!count_only) Damage(p, "chunk header unreadable");
+        return count;
       }
       if (pending != SIZE_MAX) {
         GlibcChunk& c = out_.chunks[pending];
@@ -95,26 +111,31 @@ class Walker {
         pending = SIZE_MAX;
       }
       const uint64_t size = ChunkSize(head);
-      if (p == top) {
-        if (size > end - p) Damage(p, "top chunk's size " + Hex(size) + " past its heap");
+      if (p == r.top) {
+        if (count_only) return count + 1;
+        if (size > r.end - p) Damage(p, "top chunk's size " + Hex(size) + " past its heap");
         out_.chunks.push_back({p, size, ChunkState::kTop});
         top_bytes_ += size;
         walked_bytes_ += size;
-        return;
+        return count + 1;
       }
-      if (size == 0 && top == 0) return;  // an older heap's closing fencepost
-      if (size < kChunkHeader || size % kAlignment != 0 || size > end - p) {
-        Damage(p, "chunk size " + Hex(size) + (size > end - p ? " past its heap" : " impossible"));
-        return;
+      if (size == 0 && r.top == 0) return count;  // an older heap's closing fencepost
+      if (size < kChunkHeader || size % kAlignment != 0 || size > r.end - p) {
+        if (!count_only) Damage(p, "chunk size " + Hex(size) + (size > r.end - p ? " past its heap" : " impossible"));
+        return count;
       }
-      walked_bytes_ += size;
       if (size >= kMinChunk) {  // 16 bytes: a fencepost, no block
-        pending = out_.chunks.size();
-        out_.chunks.push_back({p, size, ChunkState::kInUse});
+        ++count;
+        if (!count_only) {
+          pending = out_.chunks.size();
+          out_.chunks.push_back({p, size, ChunkState::kInUse});
+        }
       }
+      if (!count_only) walked_bytes_ += size;
       p += size;
     }
-    if (top != 0) Damage(p, "chunks of the heap do not end at its top chunk " + Hex(top));
+    if (r.top != 0 && !count_only) Damage(p, "chunks of the heap do not end at its top chunk " + Hex(r.top));
+    return count;
   }
 
   void WalkArenaHeaps(uint64_t arena) {
@@ -127,15 +148,15 @@ class Walker {
     if (arena == out_.main_arena) {
       const ImageMapping* m = image_.FindMapping(s.top);
       if (m == nullptr) return;
+      // A contiguous main arena took system_mem bytes from sbrk_base on.
       uint64_t start = top_end - s.system_mem;
-      if (mp_.sbrk_base != 0) start = mp_.sbrk_base;
       if (s.system_mem > top_end || start < m->start || start > s.top) {
-        Damage(arena, "main arena's heap does not end at top + system_mem: walked from its mapping's start");
-        start = m->start;
+        start = mp_.sbrk_base >= m->start && mp_.sbrk_base <= s.top ? mp_.sbrk_base : m->start;
+        Damage(arena, "main arena's heap does not end at top + system_mem: walked from " + Hex(start));
       }
       if (s.flags & kNonContiguous) Damage(arena, "main arena is not contiguous: only the range of its top walked");
       first_chunks_.push_back((start + kAlignment - 1) & ~(kAlignment - 1));
-      WalkRegion(first_chunks_.back(), top_end, s.top, true);
+      AddRegion(first_chunks_.back(), top_end, s.top, true);
       return;
     }
     // The newest heap holds top; heap_info.prev leads back to the first,
@@ -153,8 +174,8 @@ class Walker {
       }
       const bool first = h == HeapFor(arena);
       if (first) first_chunks_.push_back(FirstChunkOfArena(arena));
-      WalkRegion(first ? FirstChunkOfArena(arena) : h + sizeof(HeapInfo), h + hi.size,
-                 h == HeapFor(s.top) ? s.top : 0, false);
+      AddRegion(first ? FirstChunkOfArena(arena) : h + sizeof(HeapInfo), h + hi.size, h == HeapFor(s.top) ? s.top : 0,
+                false);
       if (first) return;
       if (hi.prev % kHeapMaxSize != 0) {
         Damage(h, "heap_info.prev " + Hex(hi.prev) + " is not a heap");
@@ -175,7 +196,8 @@ class Walker {
   // (the kernel merges neighbours), each starting on a page with prev_size 0
   // and a page-multiple size with IS_MMAPPED. memalign moves the chunk
   // forward by a lead it records in prev_size.
-  void WalkMmapped() {
+  std::vector<GlibcChunk> WalkMmapped() {
+    std::vector<GlibcChunk> out;
     std::vector<uint64_t> sps;
     for (const auto& t : image_.Threads()) sps.push_back(t.sp());
     for (const ImageMapping& m : image_.Mappings()) {
@@ -206,7 +228,7 @@ class Walker {
             break;
           }
         }
-        out_.chunks.push_back({chunk, total - (chunk - pos), ChunkState::kMmapped});
+        out.push_back({chunk, total - (chunk - pos), ChunkState::kMmapped});
         ++mmapped_;
         mmapped_bytes_ += total;
         pos += total;
@@ -217,6 +239,7 @@ class Walker {
                           " bytes, mp_ counts " + std::to_string(mp_.n_mmaps) + " of " +
                           std::to_string(mp_.mmapped_mem));
     }
+    return out;
   }
 
   // Marks the chunk at p as sitting in a list; false (with damage) when it
@@ -239,6 +262,8 @@ class Walker {
     return true;
   }
 
+  // The links of free lists are read one by one, not through the window:
+  // lists jump about the heap, and each refill would copy 64 KiB for 8 bytes.
   void WalkFastbins(uint64_t arena) {
     MallocState s;
     if (!image_.ReadValue(arena, &s)) return;
@@ -247,7 +272,7 @@ class Walker {
       for (uint64_t p = s.fastbins[i], n = 0; p != 0; ++n) {
         if (n > out_.chunks.size() || !Enlist(p, TcacheBinSize(i), ChunkState::kFastbin, list)) break;
         uint64_t stored = 0;
-        if (!win_.Word(p + kChunkHeader, &stored)) break;
+        if (!image_.ReadValue(p + kChunkHeader, &stored)) break;
         p = Reveal(p + kChunkHeader, stored);
       }
     }
@@ -287,7 +312,7 @@ class Walker {
       bool broken = false;
       uint64_t stored = 0;
       for (uint64_t e = tc.entries[i]; e != 0 && n <= tc.counts[i]; ++n) {
-        if (!Enlist(e - kChunkHeader, TcacheBinSize(i), ChunkState::kTcache, list) || !win_.Word(e, &stored)) {
+        if (!Enlist(e - kChunkHeader, TcacheBinSize(i), ChunkState::kTcache, list) || !image_.ReadValue(e, &stored)) {
           broken = true;
           break;
         }
@@ -359,7 +384,7 @@ class Walker {
           break;
         }
         c->state = as;
-        if (!win_.Word(p + kChunkHeader, &p)) break;
+        if (!image_.ReadValue(p + kChunkHeader, &p)) break;
       }
     }
   }
@@ -368,6 +393,9 @@ class Walker {
     HeapWalk& w = out_.walk;
     uint64_t in_use_chunk = 0;
     std::vector<uint64_t> free_count(9), free_bytes(9);
+    w.blocks.reserve(std::count_if(out_.chunks.begin(), out_.chunks.end(), [](const GlibcChunk& c) {
+      return c.state == ChunkState::kInUse || c.state == ChunkState::kMmapped;
+    }));
     for (const GlibcChunk& c : out_.chunks) {
       if (c.state == ChunkState::kInUse || c.state == ChunkState::kMmapped) {
         const uint64_t usable = c.size - (c.state == ChunkState::kMmapped ? kChunkHeader : 8);
@@ -419,9 +447,11 @@ class Walker {
   MallocPar mp_{};
   std::vector<std::pair<uint64_t, uint64_t>> arena_ranges_;
   std::vector<uint64_t> first_chunks_;
-  uint64_t heaps_ = 0, region_bytes_ = 0, walked_bytes_ = 0, top_bytes_ = 0, system_mem_ = 0;
+  std::vector<Region> regions_;
+  uint64_t heaps_ = 0, walked_bytes_ = 0, top_bytes_ = 0, system_mem_ = 0;
   uint64_t mmapped_ = 0, mmapped_bytes_ = 0, tcaches_by_tls_ = 0;
   size_t damage_left_off_ = 0;
+  size_t hint_ = 0;
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 
@@ -155,10 +156,13 @@ SnapshotImage::SnapshotImage(const std::vector<SnapshotThread>& threads) {
       [](dl_phdr_info* info, size_t, void* self) {
         ImageModule m;
         m.path = info->dlpi_name ? info->dlpi_name : "";
+        // The name /proc/self/maps gives it, as a core's NT_FILE would.
+        char real[PATH_MAX];
         if (m.path.empty()) {
-          char exe[4096];
-          const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-          m.path.assign(exe, n > 0 ? n : 0);
+          const ssize_t n = readlink("/proc/self/exe", real, sizeof real - 1);
+          m.path.assign(real, n > 0 ? n : 0);
+        } else if (realpath(m.path.c_str(), real) != nullptr) {
+          m.path = real;
         }
         m.load_bias = info->dlpi_addr;
         m.start = UINT64_MAX;
