@@ -4,15 +4,8 @@
 # clobbered output or a target left stopped.
 #   coredump_bad_input.sh BINDIR PROGRAM   (PROGRAM: glibc_heap_program)
 set -euo pipefail
-bindir=$(cd "$1" && pwd)
-program=$2
-coretodump=$bindir/tools/coretodump/coretodump
-readdump=$bindir/tools/readdump/readdump
-dir=$(mktemp -d)
+. "$(dirname "$0")/lib.sh"
 chmod 755 "$dir"
-pids=()
-trap 'for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null && wait "$p" 2>/dev/null; done; rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
 
 # one_line NAME ARGS...: exit 1 and exactly one line on stderr, no output file.
 one_line() {
@@ -34,9 +27,7 @@ not_stopped() {
 cp "$program" "$dir/prog"
 "$dir/prog" "$dir/book" > "$dir/prog.out" 2>&1 &
 pid=$!
-pids+=("$pid")
-for _ in $(seq 600); do [ -e "$dir/book" ] && break; sleep 0.1; done
-[ -e "$dir/book" ] || fail "the program did not start"
+wait_for "$dir/book"
 gcore -o "$dir/core" "$pid" > /dev/null 2>&1 || fail "gcore"
 core=$dir/core.$pid
 size=$(stat -c %s "$core")
@@ -106,8 +97,7 @@ fi
 if [ -e "$bindir/libdump/libdump.so" ]; then
   LD_PRELOAD=$bindir/libdump/libdump.so "$program" "$dir/book2" > /dev/null 2>&1 &
   other=$!
-  pids+=("$other")
-  for _ in $(seq 600); do [ -e "$dir/book2" ] && break; sleep 0.1; done
+  wait_for "$dir/book2"
   one_line other_allocator --pid "$other" -o "$dir/x.dump"
   grep -q "libdump" "$dir/other_allocator.err" || fail "the other allocator is not named"
   not_stopped "$other"

@@ -5,24 +5,11 @@
 # (check_glibc_dump.py); the program keeps running and its own checks pass.
 #   coredump_glibc.sh BINDIR PROGRAM   (KEEP=1 keeps the files)
 set -euo pipefail
-bindir=$(cd "$1" && pwd)
-program=$2
-here=$(cd "$(dirname "$0")" && pwd)
-coretodump=$bindir/tools/coretodump/coretodump
-readdump=$bindir/tools/readdump/readdump
-dir=$(mktemp -d)
-pid=
-cleanup() {
-  [ -z "$pid" ] || kill -9 "$pid" 2>/dev/null || true
-  [ -n "${KEEP:-}" ] && echo "kept $dir" || rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 "$program" "$dir/book" > "$dir/program.out" 2>&1 &
 pid=$!
-for _ in $(seq 600); do [ -e "$dir/book" ] && break; sleep 0.1; done
-[ -e "$dir/book" ] || fail "the program did not write its bookkeeping"
+wait_for "$dir/book"
 
 gcore -o "$dir/core" "$pid" > "$dir/gcore.out" 2>&1 || fail "gcore: $(tail -1 "$dir/gcore.out")"
 "$coretodump" "$dir/core.$pid" -o "$dir/core.dump" > "$dir/core.summary" || fail "coretodump of the core"
@@ -37,7 +24,6 @@ state=$(awk '{print $3}' "/proc/$pid/stat")
 kill -USR1 "$pid"
 rc=0
 wait "$pid" || rc=$?
-pid=
 [ "$rc" = 0 ] || fail "the program exited $rc: $(cat "$dir/program.out")"
 grep -qx 'checks ok' "$dir/program.out" || fail "the program printed $(cat "$dir/program.out")"
 

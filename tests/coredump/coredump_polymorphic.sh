@@ -4,14 +4,7 @@
 # coretodump of a glibc core as from the preload's own dump.
 #   coredump_polymorphic.sh BINDIR PROGRAM   (KEEP=1 keeps the files)
 set -euo pipefail
-bindir=$(cd "$1" && pwd)
-program=$2
-coretodump=$bindir/tools/coretodump/coretodump
-readdump=$bindir/tools/readdump/readdump
-dir=$(mktemp -d)
-pid=
-trap '[ -z "$pid" ] || kill -9 "$pid" 2>/dev/null || true; [ -n "${KEEP:-}" ] && echo "kept $dir" || rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 # histogram DUMP: "COUNT NAME" of the dump's own types (no typing pass).
 histogram() { "$readdump" --records "$1" | sed -n 's/^type .* name="\(.*\)" efaceptr.*/\1/p' | sort > "$2.names"; }
@@ -28,8 +21,7 @@ run() {  # NAME [ENV...]: runs the program, dumps it, leaves $dir/NAME.dump
   rm -f "$dir/ready" "$dir/done"
   env "$@" "$program" "$dir/ready" "$dir/done" &
   pid=$!
-  for _ in $(seq 600); do [ -e "$dir/ready" ] && break; sleep 0.1; done
-  [ -e "$dir/ready" ] || fail "$name: the program did not get ready"
+  wait_for "$dir/ready"
 }
 
 # On glibc, through a core.
@@ -42,7 +34,7 @@ touch "$dir/done"; wait "$pid"; pid=
 if [ -e "$bindir/libdump/libdump.so" ]; then
   run preload LD_PRELOAD="$bindir/libdump/libdump.so" LIBDUMP_HEAPDUMP_SIGNAL=USR2 LIBDUMP_HEAPDUMP_PATH="$dir/preload.dump"
   kill -USR2 "$pid"
-  for _ in $(seq 600); do [ -e "$dir/preload.dump" ] && break; sleep 0.1; done
+  wait_for "$dir/preload.dump"
   sleep 0.5
   touch "$dir/done"; wait "$pid"; pid=
 fi

@@ -5,14 +5,7 @@
 # at least 95 % of the bytes on glibc.
 #   coredump_typing.sh BINDIR PROGRAM   (KEEP=1 keeps the files)
 set -euo pipefail
-bindir=$(cd "$1" && pwd)
-program=$2
-coretodump=$bindir/tools/coretodump/coretodump
-readdump=$bindir/tools/readdump/readdump
-dir=$(mktemp -d)
-pid=
-trap '[ -z "$pid" ] || kill -9 "$pid" 2>/dev/null || true; [ -n "${KEEP:-}" ] && echo "kept $dir" || rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 # Under the preload: the program dumps itself on SIGUSR2 (as typing_containers.sh).
 LD_PRELOAD=$bindir/libdump/libdump.so LIBDUMP_HEAPDUMP_SIGNAL=USR2 LIBDUMP_HEAPDUMP_PATH="$dir/preload.dump" \
@@ -30,7 +23,6 @@ done
 gcore -o "$dir/core" "$pid" > "$dir/gcore.out" 2>&1 || fail "gcore: $(tail -1 "$dir/gcore.out")"
 "$coretodump" "$dir/core.$pid" -o "$dir/glibc.dump" > "$dir/summary" || fail "coretodump"
 wait "$pid" || fail "the program on glibc failed"
-pid=
 [ "$(cat "$dir/glibc.out")" = "1000 800 10000 200 400 300" ] || fail "the program printed $(cat "$dir/glibc.out")"
 "$readdump" --validate "$dir/glibc.dump" > "$dir/validate" 2>&1 || fail "the dump does not validate: $(head -3 "$dir/validate")"
 

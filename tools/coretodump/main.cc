@@ -222,16 +222,8 @@ int main(int argc, char** argv) {
     out.Commit();
     PrintDamage(*image, *c);
     if (!o.quiet) PrintSummary(*image, *c, Seconds(start), stopped);
-  } catch (const procimage::CoreError& e) {
-    std::cerr << "coretodump: " << e.what() << "\n";
-    return kExitInvalid;
-  } catch (const procimage::LiveError& e) {
-    std::cerr << "coretodump: " << e.what() << "\n";
-    return kExitInvalid;
-  } catch (const tools::OutputError& e) {
-    std::cerr << "coretodump: " << e.what() << "\n";
-    return kExitInvalid;
   } catch (const std::exception& e) {
+    // CoreError, LiveError, OutputError: one line naming the file or process.
     std::cerr << "coretodump: " << e.what() << "\n";
     return kExitInvalid;
   }

@@ -1,11 +1,11 @@
 #include "thread_unwinder.h"
 
-#include <cxxabi.h>
 #include <elfutils/libdwfl.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
+
+#include "demangle.h"
 
 namespace libdump::coretodump {
 
@@ -59,15 +59,6 @@ const Dwfl_Thread_Callbacks kThreadCallbacks = {
     .detach = nullptr,
     .thread_detach = nullptr,
 };
-
-std::string Demangle(const char* s) {
-  int status = 0;
-  char* d = abi::__cxa_demangle(s, nullptr, nullptr, &status);
-  if (d == nullptr) return s;
-  std::string out(d);
-  std::free(d);
-  return out;
-}
 
 struct FrameWalk {
   ThreadUnwinder* unwinder;
@@ -137,9 +128,8 @@ std::string ThreadUnwinder::NameOf(uint64_t pc, UnwoundFrame& f) {
     if (name != nullptr) {
       // "__libc_start_main@@GLIBC_2.34": the version is not the function's name.
       f.symbol.assign(name, std::strcspn(name, "@"));
-      name = f.symbol.c_str();
       f.entry = pc - offset;
-      return Demangle(name);
+      return Demangle(f.symbol);
     }
   }
   if (const procimage::ImageModule* m = image_.FindModule(pc)) {

@@ -1,9 +1,8 @@
 #include "vtable_classes.h"
 
-#include <cxxabi.h>
-
 #include <algorithm>
-#include <cstdlib>
+
+#include "demangle.h"
 
 namespace libdump::coretodump {
 
@@ -52,12 +51,7 @@ std::string VtableClasses::ClassOf(uint64_t vptr) {
   // A leading '*' marks a name compared by address (a class local to its unit).
   if (!mangled.empty() && mangled[0] == '*') mangled.erase(0, 1);
   if (mangled.empty()) return {};
-  int status = 0;
-  char* d = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
-  if (d == nullptr) return mangled;
-  std::string out(d);
-  std::free(d);
-  return out;
+  return Demangle(mangled);
 }
 
 bool VtableClasses::Note(uint64_t first_word, uint64_t object_size) {
