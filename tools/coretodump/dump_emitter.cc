@@ -117,35 +117,67 @@ class Emitter {
     return missing;
   }
 
+  // One object whose first bytes (up to the whole block) are in buf.
+  void WriteObject(const heapwalk::LiveBlock& b, const uint8_t* first, uint64_t n_first, uint64_t missing,
+                   std::vector<uint8_t>& buf) {
+    uint64_t type = 0;
+    if (b.size >= 8 && missing < n_first) {
+      uint64_t vptr;
+      std::memcpy(&vptr, first, 8);
+      if (vptr != 0 && classes_.Note(vptr, b.size)) {
+        type = vptr;
+        ++result_.polymorphic_objects;
+      }
+    }
+    w_.ObjectHead({b.addr, type, format::kObjRegular, b.size});
+    w_.ObjectBytes(first, n_first);
+    for (uint64_t off = n_first; off < b.size;) {
+      const uint64_t n = std::min<uint64_t>(b.size - off, buf.size());
+      missing += ReadFilled(b.addr + off, buf.data(), n);
+      w_.ObjectBytes(buf.data(), n);
+      off += n;
+    }
+    ++result_.objects;
+    result_.object_bytes += b.size;
+    if (missing != 0) {
+      ++result_.damaged_objects;
+      result_.missing_bytes += missing;
+      Damage(b.addr, "block of " + std::to_string(b.size) + " bytes lacks " + std::to_string(missing) +
+                         " bytes in the image (written as zeros)");
+    }
+  }
+
+  // Neighbouring blocks are read together, one Read for as many as the
+  // buffer holds (a syscall each for a live process otherwise), the gaps
+  // between them (chunk headers, small free chunks) read and dropped.
   void WriteObjects() {
+    constexpr uint64_t kMaxGap = 4096;
     std::vector<uint8_t> buf(std::max<size_t>(options_.buffer_size, 4096));
-    for (const heapwalk::LiveBlock& b : walk_.blocks) {
-      const uint64_t first = std::min<uint64_t>(b.size, buf.size());
-      uint64_t missing = ReadFilled(b.addr, buf.data(), first);
-      uint64_t type = 0;
-      if (b.size >= 8 && missing < first) {
-        uint64_t vptr;
-        std::memcpy(&vptr, buf.data(), 8);
-        if (vptr != 0 && classes_.Note(vptr, b.size)) {
-          type = vptr;
-          ++result_.polymorphic_objects;
-        }
+    const auto& blocks = walk_.blocks;
+    for (size_t i = 0; i < blocks.size();) {
+      const uint64_t start = blocks[i].addr;
+      size_t j = i;
+      uint64_t end = start;
+      while (j < blocks.size() && blocks[j].addr - end <= kMaxGap &&
+             blocks[j].addr + blocks[j].size - start <= buf.size()) {
+        end = blocks[j].addr + blocks[j].size;
+        ++j;
       }
-      w_.ObjectHead({b.addr, type, format::kObjRegular, b.size});
-      w_.ObjectBytes(buf.data(), first);
-      for (uint64_t off = first; off < b.size;) {
-        const uint64_t n = std::min<uint64_t>(b.size - off, buf.size());
-        missing += ReadFilled(b.addr + off, buf.data(), n);
-        w_.ObjectBytes(buf.data(), n);
-        off += n;
+      if (j == i) {  // larger than the buffer: read in pieces
+        const uint64_t n = buf.size();
+        const uint64_t missing = ReadFilled(start, buf.data(), n);
+        WriteObject(blocks[i], buf.data(), n, missing, buf);
+        ++i;
+        continue;
       }
-      ++result_.objects;
-      result_.object_bytes += b.size;
-      if (missing != 0) {
-        ++result_.damaged_objects;
-        result_.missing_bytes += missing;
-        Damage(b.addr, "block of " + std::to_string(b.size) + " bytes lacks " + std::to_string(missing) +
-                           " bytes in the image (written as zeros)");
+      if (ReadFilled(start, buf.data(), end - start) == 0) {
+        for (; i < j; ++i) WriteObject(blocks[i], buf.data() + (blocks[i].addr - start), blocks[i].size, 0, buf);
+        continue;
+      }
+      // Memory is missing somewhere in the run: block by block, for exact counts.
+      for (; i < j; ++i) {
+        const uint64_t missing = ReadFilled(blocks[i].addr, buf.data(), blocks[i].size);
+        WriteObject(blocks[i], buf.data(), blocks[i].size, missing, buf);
       }
     }
   }
