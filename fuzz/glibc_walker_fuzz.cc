@@ -1,8 +1,8 @@
 // The glibc heap walker over a hand-made heap (tools/heapwalk/testing/
 // synthetic_heap.h: main_arena, a brk heap with tcache, fastbin and unsorted
-// chunks, an mmapped chunk) patched by the input: records of a 4-byte offset
-// into arena, heap and mmapped chunk taken as one space, then the 8 bytes
-// written there. Whatever the patches make of sizes, links and counts, the
+// chunks, an mmapped chunk, a thread arena's heap) patched by the input:
+// records of a 4-byte offset into main_arena, brk heap, mmapped chunk and
+// thread heap taken as one space, then the 8 bytes written there. Whatever the patches make of sizes, links and counts, the
 // walk must end, without a sanitizer report, with blocks in address order
 // and disjoint, each inside a mapping of the image.
 #include <cstdint>
@@ -14,7 +14,9 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using libdump::heapwalk::testing::SyntheticHeap;
   static const uint64_t kArenaSpace = sizeof(libdump::heapwalk::glibc::MallocState);
-  static const uint64_t kSpace = kArenaSpace + SyntheticHeap::kHeapSize + SyntheticHeap::kMmapSize;
+  static const uint64_t kMmapSpace = kArenaSpace + SyntheticHeap::kHeapSize;
+  static const uint64_t kThreadSpace = kMmapSpace + SyntheticHeap::kMmapSize;
+  static const uint64_t kSpace = kThreadSpace + SyntheticHeap::kThreadHeapSize;
   SyntheticHeap s;
   for (size_t at = 0; at + 12 <= size; at += 12) {
     uint32_t off;
@@ -24,10 +26,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     uint64_t pos = off % kSpace;
     if (pos < kArenaSpace) {
       pos += SyntheticHeap::kArena;
-    } else if (pos < kArenaSpace + SyntheticHeap::kHeapSize) {
+    } else if (pos < kMmapSpace) {
       pos += SyntheticHeap::kHeap - kArenaSpace;
+    } else if (pos < kThreadSpace) {
+      pos += SyntheticHeap::kMmap - kMmapSpace;
     } else {
-      pos += SyntheticHeap::kMmap - kArenaSpace - SyntheticHeap::kHeapSize;
+      pos += SyntheticHeap::kThreadHeap - kThreadSpace;
     }
     s.image.Put(pos & ~uint64_t{7}, value);
   }

@@ -42,6 +42,7 @@ declare -A path=(
   [env_var_fuzz]=$build/fuzz/env_var_fuzz
   [allocator_fuzz]=$build/fuzz/allocator_fuzz
   [glibc_walker_fuzz]=$build/fuzz/glibc_walker_fuzz
+  [core_image_fuzz]=$build/fuzz/core_image_fuzz
 )
 declare -A seeds=(
   [format_reader_fuzz]="$dumps"
@@ -59,10 +60,11 @@ declare -A seeds=(
   [env_var_fuzz]="fuzz/seeds/env/*"
   [allocator_fuzz]="fuzz/seeds/alloc/*"
   [glibc_walker_fuzz]="fuzz/seeds/glibcheap/*"
+  [core_image_fuzz]="fuzz/seeds/core/*"
 )
 all=(format_reader_fuzz go_dump_fuzz hprof_reader_fuzz readdump_validate_fuzz readdump_histogram_fuzz
      readdump_json_fuzz dumptohprof_fuzz agreement_fuzz go_typing_fuzz cxx_dwarf_fuzz heapgraph_fuzz typing_fuzz env_var_fuzz
-     allocator_fuzz glibc_walker_fuzz)
+     allocator_fuzz core_image_fuzz glibc_walker_fuzz)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 for t in "${targets[@]}"; do

@@ -4,6 +4,7 @@
 
 #include "glibc_layout.h"
 #include "glibc_walker.h"
+#include "testing/heap_report.h"
 #include "testing/synthetic_heap.h"
 
 namespace libdump::heapwalk {
@@ -42,14 +43,22 @@ TEST(GlibcDamageTest, WholeHeapReadsAsBuilt) {
   EXPECT_EQ(StateOf(h, SyntheticHeap::kFast), ChunkState::kFastbin);
   EXPECT_EQ(StateOf(h, SyntheticHeap::kFree), ChunkState::kUnsorted);
   EXPECT_EQ(StateOf(h, SyntheticHeap::kMmap), ChunkState::kMmapped);
-  // Live: the tcache struct, A, C, E and the mmapped chunk, usable sizes as
-  // malloc_usable_size gives them.
-  ASSERT_EQ(h.walk.blocks.size(), 5u);
+  EXPECT_EQ(h.arenas, (std::vector<uint64_t>{SyntheticHeap::kArena, SyntheticHeap::kThreadArena}));
+  EXPECT_EQ(StateOf(h, SyntheticHeap::kThreadTcache), ChunkState::kInUse);
+  EXPECT_EQ(StateOf(h, SyntheticHeap::kThreadChunk), ChunkState::kInUse);
+  EXPECT_EQ(StateOf(h, SyntheticHeap::kThreadTop), ChunkState::kTop);
+  // Live: the tcache struct, A, C, E, the mmapped chunk, then the thread's
+  // tcache struct and chunk; usable sizes as malloc_usable_size gives them.
+  ASSERT_EQ(h.walk.blocks.size(), 7u);
   EXPECT_EQ(h.walk.blocks[0].addr, SyntheticHeap::kHeap + 16);
   EXPECT_EQ(h.walk.blocks[0].size, kTcacheChunk - 8);
   EXPECT_EQ(h.walk.blocks[2].size, 0x30u - 8);
-  EXPECT_EQ(h.walk.blocks[4].addr, SyntheticHeap::kMmap + 16);
-  EXPECT_EQ(h.walk.blocks[4].size, SyntheticHeap::kMmapSize - 16);
+  EXPECT_EQ(h.walk.blocks[4].addr, SyntheticHeap::kThreadTcache + 16);
+  EXPECT_EQ(h.walk.blocks[5].addr, SyntheticHeap::kThreadChunk + 16);
+  EXPECT_EQ(h.walk.blocks[5].size, 0x40u - 8);
+  EXPECT_EQ(h.walk.blocks[6].addr, SyntheticHeap::kMmap + 16);
+  EXPECT_EQ(h.walk.blocks[6].size, SyntheticHeap::kMmapSize - 16);
+  EXPECT_EQ(testing::Stat(h.walk, "arena_overhead_bytes"), 0x8d0u);
   EXPECT_EQ(h.walk.free_blocks, 3u);
   EXPECT_EQ(h.walk.free_bytes, 0x20u + 0x20 + 0x100);
 }
@@ -133,6 +142,23 @@ TEST(GlibcDamageTest, GarbageMainArena) {
   std::string why;
   EXPECT_FALSE(GlibcWalker().Recognise(s.image, &why));
   EXPECT_NE(why.find("no malloc_state"), std::string::npos) << why;
+}
+
+TEST(GlibcDamageTest, ThreadHeapInfoPointsElsewhere) {
+  SyntheticHeap s;
+  s.image.Put(SyntheticHeap::kThreadHeap, SyntheticHeap::kArena);  // heap_info.ar_ptr
+  GlibcWalker walker({.use_symbols = false});
+  // The main arena's list no longer comes back through sound arenas.
+  std::string why;
+  EXPECT_FALSE(walker.Recognise(s.image, &why)) << why;
+}
+
+TEST(GlibcDamageTest, ThreadChunkPastItsHeap) {
+  SyntheticHeap s;
+  s.Chunk(SyntheticHeap::kThreadChunk, 0x40000 | kNonMainArena, true);
+  const GlibcHeap h = GlibcWalker().Inspect(s.image);
+  EXPECT_TRUE(HasDamage(h.walk, "past its heap")) << AllDamage(h.walk);
+  EXPECT_EQ(StateOf(h, SyntheticHeap::kThreadTcache), ChunkState::kInUse);
 }
 
 TEST(GlibcDamageTest, NoLibc) {

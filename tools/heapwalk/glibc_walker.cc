@@ -50,6 +50,7 @@ class Walker {
     out_.chunks.insert(out_.chunks.end(), mmapped.begin(), mmapped.end());
     std::sort(out_.chunks.begin(), out_.chunks.end(),
               [](const GlibcChunk& a, const GlibcChunk& b) { return a.addr < b.addr; });
+    DropOverlaps();
     for (uint64_t a : out_.arenas) WalkFastbins(a);
     FindTcaches(roots);
     for (uint64_t a : out_.arenas) WalkBins(a);
@@ -124,14 +125,15 @@ class Walker {
         if (!count_only) Damage(p, "chunk size " + Hex(size) + (size > r.end - p ? " past its heap" : " impossible"));
         return count;
       }
-      if (size >= kMinChunk) {  // 16 bytes: a fencepost, no block
+      // 16 bytes: a fencepost, no block (overhead, as mallinfo2 counts it).
+      if (size >= kMinChunk) {
         ++count;
         if (!count_only) {
           pending = out_.chunks.size();
           out_.chunks.push_back({p, size, ChunkState::kInUse});
+          walked_bytes_ += size;
         }
       }
-      if (!count_only) walked_bytes_ += size;
       p += size;
     }
     if (r.top != 0 && !count_only) Damage(p, "chunks of the heap do not end at its top chunk " + Hex(r.top));
@@ -184,6 +186,21 @@ class Walker {
       h = hi.prev;
     }
     Damage(arena, "heap_info chain of arena ends before the heap holding the arena");
+  }
+
+  // Heaps of a sound image never overlap; in a damaged one two arenas can
+  // claim the same memory. The first claim is kept, so blocks stay disjoint.
+  void DropOverlaps() {
+    auto& cs = out_.chunks;
+    size_t kept = 0;
+    for (size_t i = 0; i < cs.size(); ++i) {
+      if (kept > 0 && cs[kept - 1].addr + cs[kept - 1].size > cs[i].addr) {
+        Damage(cs[i].addr, "chunk overlaps the chunk at " + Hex(cs[kept - 1].addr) + " of another heap");
+        continue;
+      }
+      cs[kept++] = cs[i];
+    }
+    cs.resize(kept);
   }
 
   bool InArenaRange(uint64_t a) const {

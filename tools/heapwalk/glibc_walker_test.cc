@@ -123,5 +123,48 @@ TEST_F(GlibcWalkerTest, StructureFindsTheSameHeap) {
 
 TEST_F(GlibcWalkerTest, NoOtherAllocatorHere) { EXPECT_EQ(OtherAllocator(*g->image), ""); }
 
+// A thread arena that outgrew its first 64 MiB heap: its heaps are found
+// from top's heap back through heap_info.prev, the older one ending in a
+// fencepost. Blocks of 100 KiB stay under the mmap threshold.
+TEST(GlibcWalkerHeapsTest, AnArenaOfSeveralHeaps) {
+  constexpr int kBlocks = 800;
+  constexpr size_t kSize = 100 << 10;
+  std::vector<void*> blocks;
+  blocks.reserve(kBlocks);
+  std::atomic<bool> ready{false}, release{false};
+  SnapshotThread thread;
+  std::thread t([&] {
+    for (int i = 0; i < kBlocks; ++i) blocks.push_back(malloc(kSize));
+    thread = procimage::testing::ThisThread();
+    ready.store(true);
+    while (!release.load()) usleep(1000);
+  });
+  std::vector<SnapshotThread> threads;
+  threads.reserve(2);
+  auto* image = static_cast<SnapshotImage*>(::operator new(sizeof(SnapshotImage)));
+  while (!ready.load()) usleep(1000);
+  threads.push_back(procimage::testing::ThisThread());
+  threads.push_back(thread);
+  const struct mallinfo2 info = mallinfo2();
+  new (image) SnapshotImage(threads);
+  std::unique_ptr<SnapshotImage> owned(image);
+  release.store(true);
+  t.join();
+  ASSERT_TRUE(image->ok());
+  const GlibcHeap heap = GlibcWalker().Inspect(*image);
+  for (const auto& d : heap.walk.damage) ADD_FAILURE() << std::hex << d.addr << ": " << d.what;
+  EXPECT_GT(testing::Stat(heap.walk, "heaps"), testing::Stat(heap.walk, "arenas"));
+  for (void* p : blocks) {
+    const LiveBlock* b = testing::FindBlock(heap.walk, reinterpret_cast<uint64_t>(p));
+    ASSERT_NE(b, nullptr) << p;
+    EXPECT_EQ(b->size, malloc_usable_size(p));
+  }
+  testing::ExpectMallinfo(heap, info);
+  std::printf("%llu heaps in %llu arenas, overhead %llu bytes\n",
+              (unsigned long long)testing::Stat(heap.walk, "heaps"), (unsigned long long)testing::Stat(heap.walk, "arenas"),
+              (unsigned long long)testing::Stat(heap.walk, "arena_overhead_bytes"));
+  for (void* p : blocks) free(p);
+}
+
 }  // namespace
 }  // namespace libdump::heapwalk

@@ -1,20 +1,24 @@
 #include "libc_files.h"
 
-#include <elfutils/libdwelf.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+
+#include "elf_file.h"
 
 namespace libdump::heapwalk {
 namespace {
 
+// libc's file, or its debug file, open for libelf. Opened as procimage opens
+// files a core names: never blocking, regular files only (a hostile core can
+// name a FIFO).
 class ElfFile {
  public:
   explicit ElfFile(const std::string& path) {
-    fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    fd_ = procimage::OpenRegularFile(path);
     if (fd_ < 0) return;
     elf_version(EV_CURRENT);
     elf_ = elf_begin(fd_, ELF_C_READ_MMAP, nullptr);
@@ -30,19 +34,6 @@ class ElfFile {
   ElfFile(const ElfFile&) = delete;
   ElfFile& operator=(const ElfFile&) = delete;
   Elf* elf() const { return elf_; }
-
-  std::string BuildId() const {
-    const void* id = nullptr;
-    const ssize_t n = elf_ ? dwelf_elf_gnu_build_id(elf_, &id) : -1;
-    std::string s;
-    for (ssize_t i = 0; i < n && i < 64; ++i) {
-      static const char kHex[] = "0123456789abcdef";
-      const auto b = static_cast<const unsigned char*>(id)[i];
-      s += kHex[b >> 4];
-      s += kHex[b & 15];
-    }
-    return s;
-  }
 
  private:
   int fd_ = -1;
@@ -101,7 +92,8 @@ LibcFiles ReadLibcFiles(const std::string& libc_path, const std::string& build_i
                         const std::vector<std::string>& debug_dirs) {
   LibcFiles out;
   ElfFile libc(libc_path);
-  const bool libc_matches = libc.elf() != nullptr && (build_id.empty() || libc.BuildId() == build_id);
+  const std::string libc_id = libc.elf() != nullptr ? procimage::ReadElfFile(libc_path).build_id : "";
+  const bool libc_matches = libc.elf() != nullptr && (build_id.empty() || libc_id == build_id);
   if (libc_matches) {
     ReadTlsSlots(libc, &out);
     if (ReadSymbols(libc, &out)) {
@@ -109,7 +101,7 @@ LibcFiles ReadLibcFiles(const std::string& libc_path, const std::string& build_i
       return out;
     }
   }
-  const std::string id = !build_id.empty() ? build_id : (libc_matches ? libc.BuildId() : "");
+  const std::string id = !build_id.empty() ? build_id : (libc_matches ? libc_id : "");
   if (id.size() < 3) return out;
   for (const std::string& dir : debug_dirs) {
     const std::string path = dir + "/.build-id/" + id.substr(0, 2) + "/" + id.substr(2) + ".debug";

@@ -22,6 +22,9 @@
 namespace libdump::procimage {
 namespace {
 
+// Reads of this size or more go through pread (ReadCore).
+constexpr size_t kLargeRead = 64 * 1024;
+
 // Not in every <elf.h>: the kernel's note of mapped files.
 constexpr uint32_t kNtFile = 0x46494c45;
 
@@ -195,6 +198,7 @@ CoreImage::CoreImage(std::string name, const CoreOptions& options) : name_(std::
 
 CoreImage::~CoreImage() {
   for (const int fd : fds_) ::close(fd);
+  if (core_fd_ >= 0) ::close(core_fd_);
   if (map_ != nullptr) ::munmap(map_, map_size_);
 }
 
@@ -222,7 +226,7 @@ std::unique_ptr<CoreImage> CoreImage::Open(const std::string& path, const CoreOp
     image->data_ = static_cast<const uint8_t*>(p);
     image->size_ = image->map_size_;
   }
-  ::close(fd);
+  image->core_fd_ = fd;
   image->Parse();
   return image;
 }
@@ -438,7 +442,16 @@ size_t CoreImage::ReadCore(uint64_t addr, void* out, size_t n) const {
   --it;
   if (addr - it->vaddr >= it->held) return 0;
   const size_t k = static_cast<size_t>(std::min<uint64_t>(n, it->held - (addr - it->vaddr)));
-  std::memcpy(out, data_ + it->offset + (addr - it->vaddr), k);
+  const uint64_t at = it->offset + (addr - it->vaddr);
+  // A large read is one copy out of the page cache; through the mapping it
+  // would first fault its pages in (measured: 0.5 GB/s against 2+ for a
+  // core read once through in 1 MiB reads). Small reads, the heap walkers'
+  // words, stay a memcpy with no system call.
+  if (k >= kLargeRead && core_fd_ >= 0) {
+    const ssize_t got = ::pread(core_fd_, out, k, static_cast<off_t>(at));
+    if (got == static_cast<ssize_t>(k)) return k;
+  }
+  std::memcpy(out, data_ + at, k);
   return k;
 }
 

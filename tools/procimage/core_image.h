@@ -1,6 +1,6 @@
 // A process image from an x86-64 ELF core file (the kernel's, or gdb's
-// gcore). The file is mapped read-only and read in place: a core of any size
-// costs its page cache, not the heap. Mappings are its PT_LOADs and NT_FILE
+// gcore). The file is mapped read-only and read in place (large reads by
+// pread): a core of any size costs its page cache, not the heap. Mappings are its PT_LOADs and NT_FILE
 // entries, threads its NT_PRSTATUS notes; memory the core left out of
 // file-backed mappings (the kernel and gcore omit unmodified ones) is read
 // from the mapped file when its build-id is the one the core recorded.
@@ -86,6 +86,7 @@ class CoreImage final : public ProcessImage {
   std::string name_;
   CoreOptions options_;
   std::string owned_;  // FromBytes's bytes
+  int core_fd_ = -1;   // Open's file, for large reads
   void* map_ = nullptr;
   size_t map_size_ = 0;
   const uint8_t* data_ = nullptr;

@@ -280,6 +280,34 @@ TEST_F(CoreImageTest, APatchedCoreOfAnotherMachineIsRefused) {
   EXPECT_EQ(OneError("core.arm", bytes), "core.arm:18: e_machine is 183 (AArch64), not x86-64 (62)");
 }
 
+// The fuzz target's seed: a gcore cut down to two threads' notes and three
+// PT_LOADs, the way the kernel writes them: the executable's header page
+// whole, the heap's first page of 33, and a thread stack with nothing in the
+// file.
+TEST(CoreImageSeed, AKernelStyleCoreReadsWhatItHoldsAndNoMore) {
+  auto core = CoreImage::FromBytes("seed", Slurp(CORE_SEED), NoDisk());
+  EXPECT_EQ(core->Threads().size(), 2u);
+  for (const auto& d : core->Damage()) ADD_FAILURE() << d;
+  const ImageModule* exe = nullptr;
+  for (const auto& m : core->Modules())
+    if (m.executable) exe = &m;
+  ASSERT_NE(exe, nullptr);
+  EXPECT_EQ(fs::path(exe->path).filename(), "procimage_target");
+  EXPECT_EQ(exe->build_id.size(), 40u);  // from the header page the core holds
+  EXPECT_FALSE(exe->file_matches);       // no disk: nothing to match
+  EXPECT_EQ(exe->load_bias, exe->start);
+  int heaps = 0;
+  for (const auto& m : core->Mappings()) {
+    if (!m.writable || !m.IsAnonymous() || m.end - m.start != 0x21000) continue;
+    ++heaps;
+    EXPECT_FALSE(m.present);
+    std::vector<uint8_t> buf(0x21000);
+    EXPECT_EQ(core->Read(m.start, buf.data(), buf.size()), 4096u);
+    EXPECT_EQ(core->Read(m.start + 4096, buf.data(), 8), 0u);
+  }
+  EXPECT_EQ(heaps, 1);
+}
+
 TEST(CoreImageBadInput, NotAnElfFileAnEmptyFileAndNoFile) {
   EXPECT_EQ(OneError("notes.txt", "hello, world\n"), "notes.txt:0: not an ELF file (no \\177ELF magic)");
   EXPECT_EQ(OneError("tiny", "\x7f" "EL"), "tiny:0: not an ELF file (no \\177ELF magic)");

@@ -78,6 +78,7 @@ uint64_t AuxEntry(int pid) {
 
 std::unique_ptr<LiveImage> LiveImage::Attach(int pid, const LiveOptions& options) {
   if (pid <= 0) throw LiveError("process " + std::to_string(pid) + ": not a process id");
+  if (pid == getpid()) throw LiveError("process " + std::to_string(pid) + ": is this process (a process cannot stop itself)");
   std::unique_ptr<LiveImage> image(new LiveImage(pid));
   // Field 4 of stat, after the parenthesised name.
   const std::string stat = FirstLine(ProcPath(pid, "stat"));

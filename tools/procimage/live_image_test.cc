@@ -155,6 +155,7 @@ TEST(LiveImage, AProcessThatHasExitedIsAClearError) {
   // Reaped: gone.
   EXPECT_EQ(ErrorOf(child), "process " + std::to_string(child) + ": no such process");
   EXPECT_EQ(ErrorOf(0), "process 0: not a process id");
+  EXPECT_EQ(ErrorOf(getpid()), "process " + std::to_string(getpid()) + ": is this process (a process cannot stop itself)");
 }
 
 }  // namespace

@@ -101,11 +101,13 @@ inline void ExpectKnownBlocks(const GlibcHeap& heap, const HeapReport& r) {
 
 // mallinfo2 walks the same arenas from inside the process: its figures must
 // be the walk's to the byte. uordblks counts tcache'd chunks as in use and
-// includes what no chunk covers: each thread arena's heap_info and
-// malloc_state (its first chunk starts 0x8d0 bytes into its heap).
+// includes what no chunk covers, which is known exactly: each thread arena's
+// heap_info and malloc_state (its first chunk starts 0x8d0 bytes into its
+// heap) and, for each further heap of an arena, its heap_info (0x30) and the
+// two 16-byte fenceposts sysmalloc leaves at the end of the heap before it.
 inline void ExpectMallinfo(const GlibcHeap& heap, const struct mallinfo2& mi) {
   const HeapWalk& w = heap.walk;
-  const uint64_t arenas = Stat(w, "arenas");
+  const uint64_t arenas = Stat(w, "arenas"), heaps = Stat(w, "heaps");
   EXPECT_EQ(mi.arena, Stat(w, "system_mem"));
   EXPECT_EQ(mi.hblks, Stat(w, "mmapped_blocks"));
   EXPECT_EQ(mi.hblkhd, Stat(w, "mmapped_bytes"));
@@ -114,9 +116,9 @@ inline void ExpectMallinfo(const GlibcHeap& heap, const struct mallinfo2& mi) {
   EXPECT_EQ(FreeCount(w, "free in no bin"), 0u);
   EXPECT_EQ(mi.ordblks, arenas + FreeCount(w, "unsorted") + FreeCount(w, "smallbin") + FreeCount(w, "largebin"));
   EXPECT_EQ(mi.fordblks, Stat(w, "top_bytes") + Stat(w, "fastbin_bytes") + Stat(w, "bin_bytes"));
-  EXPECT_EQ(Stat(w, "arena_overhead_bytes"), (arenas - 1) * glibc::FirstChunkOfArena(sizeof(glibc::HeapInfo)));
   EXPECT_EQ(mi.uordblks, Stat(w, "in_use_chunk_bytes") + Stat(w, "tcache_bytes") + Stat(w, "arena_overhead_bytes"));
-  EXPECT_EQ(Stat(w, "heaps"), arenas);
+  EXPECT_EQ(Stat(w, "arena_overhead_bytes"), (arenas - 1) * glibc::FirstChunkOfArena(sizeof(glibc::HeapInfo)) +
+                                                 (heaps - arenas) * (sizeof(glibc::HeapInfo) + 2 * glibc::kChunkHeader));
 }
 
 inline void PrintFigures(const GlibcHeap& heap, const HeapReport& r) {
