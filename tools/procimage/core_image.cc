@@ -101,6 +101,20 @@ void ReadFileNote(const uint8_t* desc, size_t size, uint64_t at, const std::stri
   }
 }
 
+// The note's structure, when the note is large enough to hold it (a longer
+// one is a later kernel's, whose head is the same); else a damage line.
+template <class T>
+bool Desc(const GElf_Nhdr& nh, const uint8_t* desc, const char* type, uint64_t at, const std::string& name, T* out,
+          std::vector<std::string>* damage) {
+  if (nh.n_descsz < sizeof(T)) {
+    damage->push_back(name + ":" + std::to_string(at) + ": " + type + " of " + std::to_string(nh.n_descsz) + " bytes, " +
+                      std::to_string(sizeof(T)) + " expected; left out");
+    return false;
+  }
+  std::memcpy(out, desc, sizeof(T));
+  return true;
+}
+
 void ReadNote(const GElf_Nhdr& nh, const char* owner, const uint8_t* desc, uint64_t at, const std::string& name,
               Notes* notes, std::vector<std::string>* damage) {
   // The kernel and gdb name their notes "CORE" (NT_FILE included) or
@@ -109,12 +123,7 @@ void ReadNote(const GElf_Nhdr& nh, const char* owner, const uint8_t* desc, uint6
   switch (nh.n_type) {
     case NT_PRSTATUS: {
       elf_prstatus st;
-      if (nh.n_descsz < sizeof st) {
-        damage->push_back(name + ":" + std::to_string(at) + ": NT_PRSTATUS of " + std::to_string(nh.n_descsz) +
-                          " bytes, " + std::to_string(sizeof st) + " expected; thread left out");
-        return;
-      }
-      std::memcpy(&st, desc, sizeof st);
+      if (!Desc(nh, desc, "NT_PRSTATUS", at, name, &st, damage)) return;
       ImageThread t;
       t.tid = st.pr_pid;
       static_assert(sizeof st.pr_reg == sizeof t.regs);
@@ -124,12 +133,7 @@ void ReadNote(const GElf_Nhdr& nh, const char* owner, const uint8_t* desc, uint6
     }
     case NT_PRPSINFO: {
       elf_prpsinfo ps;
-      if (nh.n_descsz < sizeof ps) {
-        damage->push_back(name + ":" + std::to_string(at) + ": NT_PRPSINFO of " + std::to_string(nh.n_descsz) +
-                          " bytes, " + std::to_string(sizeof ps) + " expected");
-        return;
-      }
-      std::memcpy(&ps, desc, sizeof ps);
+      if (!Desc(nh, desc, "NT_PRPSINFO", at, name, &ps, damage)) return;
       notes->pid = ps.pr_pid;
       notes->command = CString(ps.pr_fname, sizeof ps.pr_fname);
       notes->arguments = CString(ps.pr_psargs, sizeof ps.pr_psargs);

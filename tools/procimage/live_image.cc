@@ -76,6 +76,25 @@ uint64_t AuxEntry(int pid) {
 
 }  // namespace
 
+bool ReadMapsFile(const std::string& path, std::vector<ImageMapping>* out) {
+  out->clear();
+  return proc::ForEachMapsLine(
+      [&](const proc::MapsLine& line) {
+        ImageMapping m;
+        m.start = line.start;
+        m.end = line.end;
+        m.readable = line.readable;
+        m.writable = line.writable;
+        m.executable = line.executable;
+        m.path = std::string(line.path);
+        m.file_offset = line.offset;
+        m.present = line.readable;
+        out->push_back(std::move(m));
+        return true;
+      },
+      path.c_str());
+}
+
 std::unique_ptr<LiveImage> LiveImage::Attach(int pid, const LiveOptions& options) {
   if (pid <= 0) throw LiveError("process " + std::to_string(pid) + ": not a process id");
   if (pid == getpid()) throw LiveError("process " + std::to_string(pid) + ": is this process (a process cannot stop itself)");
@@ -204,21 +223,7 @@ void LiveImage::ReadThreads() {
 
 void LiveImage::ReadMappings(const LiveOptions& options) {
   const std::string maps = ProcPath(pid_, "maps");
-  const bool ok = proc::ForEachMapsLine(
-      [&](const proc::MapsLine& line) {
-        ImageMapping m;
-        m.start = line.start;
-        m.end = line.end;
-        m.readable = line.readable;
-        m.writable = line.writable;
-        m.executable = line.executable;
-        m.path = std::string(line.path);
-        m.file_offset = line.offset;
-        m.present = line.readable;
-        mappings_.push_back(std::move(m));
-        return true;
-      },
-      maps.c_str());
+  const bool ok = ReadMapsFile(maps, &mappings_);
   if (!ok) Fail("cannot read " + maps);
 
   ModuleOptions mo;

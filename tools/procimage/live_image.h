@@ -28,6 +28,10 @@ struct LiveOptions {
   std::vector<std::string> binaries;  // replacements matched by build-id
 };
 
+// The mappings of a /proc/PID/maps file, in its order (by address); false
+// when it cannot be read.
+bool ReadMapsFile(const std::string& path, std::vector<ImageMapping>* out);
+
 class LiveImage final : public ProcessImage {
  public:
   // Stops every thread of pid. Throws LiveError, with every thread it had

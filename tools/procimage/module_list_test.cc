@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "platform/proc/maps_parser.h"
+#include "live_image.h"
 #include "testing/readelf.h"
 
 namespace libdump::procimage {
@@ -18,17 +18,7 @@ namespace fs = std::filesystem;
 // This process's own mappings, read from its own memory.
 std::vector<ImageMapping> OwnMappings() {
   std::vector<ImageMapping> out;
-  proc::ForEachMapsLine([&](const proc::MapsLine& line) {
-    ImageMapping m;
-    m.start = line.start;
-    m.end = line.end;
-    m.readable = line.readable;
-    m.path = std::string(line.path);
-    m.file_offset = line.offset;
-    m.present = line.readable;
-    out.push_back(std::move(m));
-    return true;
-  });
+  EXPECT_TRUE(ReadMapsFile("/proc/self/maps", &out));
   return out;
 }
 
