@@ -122,6 +122,8 @@ void Writer::Object(const ObjectRecord& r, const void* payload) {
   Payload(payload, r.size);
 }
 
+void Writer::ObjectHead(const ObjectRecord& r) { Put<Kind::kObject>(r); }
+
 void Writer::StackRoot(const StackRootRecord& r) { Put<Kind::kStackRoot>(r); }
 void Writer::DataRoot(const DataRootRecord& r) { Put<Kind::kDataRoot>(r); }
 void Writer::OtherRoot(std::string_view description, uint64_t ptr) {

@@ -72,6 +72,32 @@ TEST(WriterGather, SameBytesAsCopying) {
   EXPECT_GT(gathered.writevs, 0);
 }
 
+// An object written head first and then in pieces of every cut (the first
+// byte, a few bytes, the rest) is the object written whole.
+TEST(WriterObjectPieces, SameBytesAsOneCall) {
+  const auto payloads = Payloads(300);
+  RecordingSink whole;
+  const std::string want = Dump({.buffer_size = 4096}, payloads, whole);
+  RecordingSink pieces;
+  {
+    Writer w(pieces, {.buffer_size = 4096});
+    w.Header();
+    uint64_t addr = 0x10000;
+    size_t cut = 0;
+    for (const std::string& p : payloads) {
+      w.ObjectHead({addr, 0, kObjRegular, p.size()});
+      const size_t a = std::min(p.size(), cut++ % 7), b = std::min(p.size(), a + cut % 2100);
+      w.ObjectBytes(p.data(), a);
+      w.ObjectBytes(p.data() + a, b - a);
+      w.ObjectBytes(p.data() + b, p.size() - b);
+      w.DataRoot({addr + 8, addr});
+      addr += 4096;
+    }
+    w.Eof();
+  }
+  EXPECT_TRUE(pieces.bytes == want);
+}
+
 TEST(WriterGather, TinyBufferAndManyPiecesStayInOrder) {
   const auto payloads = Payloads(5000);
   RecordingSink copied, gathered;

@@ -34,7 +34,8 @@ test_packages=(
   # other libraries' containers the shape rule must not take for libstdc++'s, and
   # protobuf messages (tests/typing/typing_libraries.sh)
   libabsl-dev libprotobuf-dev protobuf-compiler libboost-container-dev
-  # the stack of a hung process in the fork tests' failure reports; gcore for the glibc heap walker's core test
+  # the stack of a hung process in the fork tests' failure reports; gcore for the
+  # glibc heap walker's core test and the cores tests/coredump converts
   gdb
   # libc's symbols: the glibc walker's tests find main_arena by symbol as well as by structure
   libc6-dbg

@@ -37,6 +37,7 @@ class Walker {
       return std::move(out_);
     }
     out_.main_arena = roots.main_arena;
+    out_.walk.not_roots.push_back({roots.main_arena, roots.main_arena + sizeof(glibc::MallocState)});
     out_.mp = roots.mp;
     out_.arenas = roots.arenas;
     mp_ = roots.mp_value;

@@ -40,6 +40,10 @@ struct HeapWalk {
   // Statistics for the dump's memstats record, by name.
   std::vector<std::pair<std::string, uint64_t>> stats;
   std::vector<HeapDamage> damage;
+  // Allocator state outside the heap, [start, end) (glibc's main_arena in
+  // libc's data): not the program's roots. Its bins point at chunk headers,
+  // and a chunk's header lies in the usable tail of the block before it.
+  std::vector<std::pair<uint64_t, uint64_t>> not_roots;
 };
 
 class HeapWalker {

@@ -15,6 +15,9 @@ namespace {
 std::atomic<const int*> g_tids{nullptr};
 std::atomic<size_t> g_count{0};
 std::atomic<long> g_tracer{0};
+// The handlers the guard replaced, by signal: the one that was there runs
+// next (an output file's, which removes its temporary), then the default.
+struct sigaction g_previous[NSIG];
 
 // Only system calls: ptrace, gettid, tgkill, getpid, sigaction and raise
 // are all async-signal-safe.
@@ -30,13 +33,10 @@ void OnSignal(int sig) {
   const int* tids = g_tids.load();
   const size_t n = g_count.load();
   for (size_t i = 0; tids != nullptr && i < n; ++i) syscall(SYS_ptrace, PTRACE_DETACH, tids[i], 0, 0);
-  // The default action back: the signal, blocked while this runs, is
-  // delivered again as soon as the handler returns, and the tool ends as it
-  // would have without the guard.
-  struct sigaction dfl = {};
-  dfl.sa_handler = SIG_DFL;
-  sigemptyset(&dfl.sa_mask);
-  sigaction(sig, &dfl, nullptr);
+  // The previous handler back (the default when there was none): the
+  // signal, blocked while this runs, is delivered again as soon as the
+  // handler returns, and the tool ends as it would have without the guard.
+  sigaction(sig, &g_previous[sig], nullptr);
   raise(sig);
   errno = saved;
 }
@@ -54,7 +54,14 @@ DetachOnSignal::DetachOnSignal(const std::vector<int>& tids, std::initializer_li
   sa.sa_flags = SA_RESTART;
   sigemptyset(&sa.sa_mask);
   previous_.resize(signals_.size());
-  for (size_t i = 0; i < signals_.size(); ++i) sigaction(signals_[i], &sa, &previous_[i]);
+  for (size_t i = 0; i < signals_.size(); ++i) {
+    // An ignored signal stays ignored (a background job's SIGINT): it ends
+    // nothing, so there is nothing to detach before.
+    sigaction(signals_[i], nullptr, &previous_[i]);
+    if (previous_[i].sa_handler == SIG_IGN) continue;
+    if (signals_[i] > 0 && signals_[i] < NSIG) g_previous[signals_[i]] = previous_[i];
+    sigaction(signals_[i], &sa, nullptr);
+  }
 }
 
 DetachOnSignal::~DetachOnSignal() {

@@ -42,6 +42,11 @@ class Writer {
 
   void Header();
   void Object(const ObjectRecord& r, const void* payload);  // r.size payload bytes
+  // An object whose payload arrives in pieces (read from another process's
+  // memory through a bounded buffer): the record, then exactly r.size bytes
+  // over one or more ObjectBytes calls, each copied before it returns.
+  void ObjectHead(const ObjectRecord& r);
+  void ObjectBytes(const void* p, size_t n) { Bytes(p, n); }
   void StackRoot(const StackRootRecord& r);
   void DataRoot(const DataRootRecord& r);
   void OtherRoot(const OtherRootRecord& r) { OtherRoot(r.description, r.ptr); }
