@@ -92,10 +92,14 @@ def run(cmd, preload, extra_env={}):
         fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.dup2(fd, 1)
         os.execvpe(timed[0], timed, env)
-    _, status, _ = os.wait4(pid, 0)
+    _, status, ru = os.wait4(pid, 0)
     elapsed = time.monotonic() - t0
     if status != 0:
         sys.exit(f"{cmd[0]} failed under {preload}: status {status}")
+    # CPU time (user + sys of the program, which /usr/bin/time waits for) as
+    # well: on a loaded machine a thread that waits for a core costs wall
+    # time only.
+    cpu[(tuple(cmd), preload)] = ru.ru_utime + ru.ru_stime
     return elapsed, int(open(rss).read().split()[-1]) / 1024.0, open(out).read()
 
 # Rounds: each round runs every workload under every allocator once, so a
@@ -103,7 +107,9 @@ def run(cmd, preload, extra_env={}):
 # allocator alike instead of whichever ran during a slow spell. A cell is the
 # best of its REPS runs; a time ratio is the median over rounds of the ratio
 # within one round (paired), which the drift cancels out of.
+cpu = {}  # (command, preload) -> CPU time of its last run
 times = {}  # (workload, allocator) -> time of each round
+cpus = {}  # (workload, allocator) -> CPU time of each round
 rss_best = {}
 expected = {}
 for r in range(reps):
@@ -118,17 +124,18 @@ for r in range(reps):
             elif out != expected[wname]:
                 sys.exit(f"{wname}: output under {aname} differs from the first allocator's")
             times.setdefault((wname, aname), []).append(t)
+            cpus.setdefault((wname, aname), []).append(cpu[(tuple(cmd), preload)])
             rss_best[(wname, aname)] = min(rss, rss_best.get((wname, aname), rss))
     print(f"  round {r + 1} of {reps} done", file=sys.stderr)
 results = {k: (min(v), rss_best[k]) for k, v in times.items()}
 
-def ratios(wname, a, bs):
+def ratios(wname, a, bs, t=times):
     """a's time / the best of bs's times, in each round, sorted."""
-    return sorted(times[(wname, a)][i] / min(times[(wname, b)][i] for b in bs) for i in range(reps))
+    return sorted(t[(wname, a)][i] / min(t[(wname, b)][i] for b in bs) for i in range(reps))
 
-def paired(wname, a, bs):
+def paired(wname, a, bs, t=times):
     """Median over rounds of a's time / the best of bs's times in that round."""
-    rs = ratios(wname, a, bs)
+    rs = ratios(wname, a, bs, t)
     return rs[len(rs) // 2] if len(rs) % 2 else (rs[len(rs) // 2 - 1] + rs[len(rs) // 2]) / 2
 
 def median(xs):
@@ -159,15 +166,17 @@ if "libdump" in names:
             cells.append(f"{paired(wname, 'libdump', ['before']):.2f} / {lr / results[(wname, 'before')][1]:.2f}")
         print(f"| {wname} | " + " | ".join(cells) + f" | {paired(wname, 'libdump', peers):.2f} | {lr / br:.2f} |")
     fast = [p for p in peers if p != "glibc"]
-    if fast:
-        print(f"\nlibdump / best of {', '.join(fast)} (time, per round); medians of {reps} rounds, lowest-highest in brackets\n")
-        print("| workload | libdump s | " + " | ".join(f"{p} s" for p in fast) + " | libdump / best | spread |")
+    for label, t in (("wall time", times), ("CPU time, user + sys", cpus)):
+        if not fast:
+            break
+        print(f"\nlibdump / best of {', '.join(fast)} ({label}, s, per round); medians of {reps} rounds, lowest-highest in brackets\n")
+        print("| workload | libdump | " + " | ".join(fast) + " | libdump / best | spread |")
         print("|---" * (4 + len(fast)) + "|")
         for wname, _ in workloads:
-            cell = lambda n: f"{median(times[(wname, n)]):.3f} ({min(times[(wname, n)]):.3f}-{max(times[(wname, n)]):.3f})"
-            rs = ratios(wname, "libdump", fast)
+            cell = lambda n: f"{median(t[(wname, n)]):.3f} ({min(t[(wname, n)]):.3f}-{max(t[(wname, n)]):.3f})"
+            rs = ratios(wname, "libdump", fast, t)
             print(f"| {wname} | {cell('libdump')} | " + " | ".join(cell(p) for p in fast) +
-                  f" | **{paired(wname, 'libdump', fast):.2f}** | {rs[0]:.2f}-{rs[-1]:.2f} |")
+                  f" | **{paired(wname, 'libdump', fast, t):.2f}** | {rs[0]:.2f}-{rs[-1]:.2f} |")
 if only:
     shutil.rmtree(tmp)
     sys.exit(0)
