@@ -130,112 +130,12 @@ TEST(StackedSlots, OnStackFollowsFreeAndMalloc) {
   Free(p);
 }
 
+using StackedSlotsDeathTest = ::testing::Test;
+
 std::string DoubleFreeAt(const void* p) {
   char expect[64];
   snprintf(expect, sizeof expect, "double free at 0x%016lx", static_cast<unsigned long>(Addr(p)));
   return expect;
-}
-
-// Frees p on a thread of its own, which then waits, alive, until released;
-// at release it allocates one object of p's class and exits.
-class RemoteFreer {
- public:
-  explicit RemoteFreer(void* p) {
-    std::promise<void> ready;
-    std::future<void> is_ready = ready.get_future();
-    thread_ = std::thread([this, p, &ready] {
-      Free(p);
-      heap_ = internal::t_heap;
-      ready.set_value();
-      release_.get_future().wait();
-      reused_ = Allocate(kSize);
-    });
-    is_ready.wait();
-  }
-  // The object the thread allocated after its free.
-  void* Release() {
-    release_.set_value();
-    thread_.join();
-    return reused_;
-  }
-  const internal::ThreadHeap* heap() const { return heap_; }
-
- private:
-  const internal::ThreadHeap* heap_ = nullptr;
-  void* reused_ = nullptr;
-  std::promise<void> release_;
-  std::thread thread_;
-};
-
-// Whether the walk among running threads reports p; the walk with its own
-// copy of the stacks must agree.
-bool Walked(uintptr_t p) {
-  bool found = false;
-  WalkHeap([&](const ObjectInfo& o) { found |= o.addr == p; });
-  std::vector<uintptr_t> all;
-  internal::ForEachObject([](const ObjectInfo& o, void* v) { static_cast<std::vector<uintptr_t>*>(v)->push_back(o.addr); },
-                          &all);
-  EXPECT_EQ(found, std::count(all.begin(), all.end(), p) == 1);
-  return found;
-}
-
-// A remote free stacks the slot on the freeing thread's stack: the slot keeps
-// its live bit, the walks and FindObject skip it, and the freeing thread's
-// next malloc of the class takes it back. Its owner's stack never has it.
-TEST(StackedSlots, ARemoteFreeIsStackedWhereItWasFreed) {
-  LIBDUMP_SKIP_UNDER_DEBUG_HEAP("remote frees go to the owner (poison checks)");
-  void* p = Allocate(kSize);
-  void* keep = Allocate(kSize);  // keeps the span in use
-  const int c = internal::SizeToClass(kSize);
-  ASSERT_TRUE(Walked(Addr(p)));
-  RemoteFreer t(p);
-  const Span* s = g_page_map.Get(Addr(p));
-  EXPECT_TRUE(s->SlotLive(s->SlotIndex(Addr(p))));
-  EXPECT_TRUE(internal::OnStack(t.heap(), c, Addr(p)));
-  EXPECT_FALSE(internal::OnStack(internal::t_heap, c, Addr(p)));
-  EXPECT_FALSE(Walked(Addr(p)));
-  ObjectInfo o;
-  EXPECT_FALSE(FindObject(p, &o));
-  EXPECT_EQ(t.Release(), p);
-  EXPECT_TRUE(Walked(Addr(p)));  // allocated again, by the other thread, and not freed
-  Free(p);
-  Free(keep);
-}
-
-// A thread that exits with another heap's slot on its stack gives it back to
-// the owner's span: off every stack, not live, key cleared.
-TEST(StackedSlots, ThreadExitReturnsAnotherHeapsStackedSlot) {
-  LIBDUMP_SKIP_UNDER_DEBUG_HEAP("remote frees go to the owner (poison checks)");
-  void* p = Allocate(kSize);
-  void* keep = Allocate(kSize);
-  const int c = internal::SizeToClass(kSize);
-  std::thread([p] { Free(p); }).join();
-  EXPECT_FALSE(internal::OnAnyStack(c, Addr(p)));
-  EXPECT_FALSE(internal::HasStackedKey(p));
-  EXPECT_FALSE(Walked(Addr(p)));
-  ObjectInfo o;
-  EXPECT_FALSE(FindObject(p, &o));
-  Free(keep);  // folds the remote free in (pending flag): the slot is free in the bitmap
-  const Span* s = g_page_map.Get(Addr(p));
-  if (s != nullptr && s->state == internal::SpanState::kSmall) {
-    EXPECT_FALSE(s->SlotLive(s->SlotIndex(Addr(p))));
-  }
-}
-
-using StackedSlotsDeathTest = ::testing::Test;
-
-// A second free of a slot that another thread's remote free stacked: by the
-// owner (the local path) and by a third thread (the remote path), both at once.
-TEST(StackedSlotsDeathTest, ASecondFreeOfARemotelyStackedSlotIsCaught) {
-  LIBDUMP_SKIP_UNDER_DEBUG_HEAP("remote frees go to the owner (poison checks)");
-  void* p = Allocate(kSize);
-  void* keep = Allocate(kSize);
-  RemoteFreer t(p);
-  EXPECT_DEATH(Free(p), DoubleFreeAt(p));
-  EXPECT_DEATH(std::thread([p] { Free(p); }).join(), DoubleFreeAt(p));
-  EXPECT_EQ(t.Release(), p);
-  Free(p);
-  Free(keep);
 }
 
 // A second free of a slot deep in the stack, not only of its top.

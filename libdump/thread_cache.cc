@@ -337,12 +337,7 @@ void RemoteFree(ThreadHeap* h, Span* s, uint32_t i) {
   // Rare cases out of line, so that this path saves no registers: ~20 of the
   // ~180 instructions a remote free cost went on that.
   if (LIBDUMP_UNLIKELY(h == nullptr || (s->bits[i >> 6].annotated.load(std::memory_order_acquire) & m))) {
-    // A thread whose first call is a free (a consumer) gets a heap, and
-    // stacks like any other.
-    if (h != nullptr || t_detached || (s->bits[i >> 6].annotated.load(std::memory_order_acquire) & m)) {
-      return RemoteFreeSlow(h, s, i);
-    }
-    h = AttachHeap();
+    return RemoteFreeSlow(h, s, i);
   }
   // Onto this thread's stack of the class while it has room (never under
   // the debug heap, whose depth is 0): the slot keeps its live bit and its
