@@ -410,12 +410,12 @@ void FreeOwnedSlow(ThreadHeap* h, Span* s, void* ptr) {
   // the span stay on the fast path; a slot among them is no longer live
   // below, and its free is reported as the double free it is.
   if (s->remote_pending.load(std::memory_order_relaxed) != 0) CollectOwnRemote(h, s);
-  // The key: most likely a slot already on a stack, this thread's or that
-  // of a thread that freed it remotely. If not, the object held it: it
+  // The key: most likely a slot already on this thread's stack, the only
+  // stack that can hold a slot of h's span. If not, the object held it: it
   // is cleared, so that no slot outside a stack holds the key and a remote
   // free of its next object does not take it for a stacked one.
   if (HasStackedKey(ptr)) {
-    if (OnAnyStack(s->size_class, p)) Fatal("double free", ptr);
+    if (OnStack(h, s->size_class, p)) Fatal("double free", ptr);
     ClearStackedKey(ptr);
   }
   // A sampled (or typed) slot, once its annotations are gone, is stacked

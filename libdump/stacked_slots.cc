@@ -60,7 +60,11 @@ void StackedSlots::Clear() {
 
 bool StackedSlots::Contains(uintptr_t p, int c) const {
   if (copied_) return std::binary_search(addrs_, addrs_ + n_, p);
-  return HasStackedKey(reinterpret_cast<const void*>(p)) && OnAnyStack(c, p);
+  if (!HasStackedKey(reinterpret_cast<const void*>(p))) return false;
+  for (const ThreadHeap* h = AllHeaps(); h != nullptr; h = h->next_all) {
+    if (OnStack(h, c, p)) return true;
+  }
+  return false;
 }
 
 void StackedSlots::Collect(const Span* s, uint64_t* bits) const {

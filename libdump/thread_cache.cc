@@ -170,6 +170,7 @@ namespace {
 // it (the first design) fetched the line from the owner's core at every
 // remote free (94 % of RemoteFree's samples on remote_mix).
 void CheckRemoteFrees(const Span* s, uint32_t w, uint64_t r) {
+  const ThreadHeap* owner = s->owner.load(std::memory_order_relaxed);
   for (uint64_t t = r; t != 0; t &= t - 1) {
     void* slot = reinterpret_cast<void*>(s->SlotAddress(w * 64 + static_cast<uint32_t>(__builtin_ctzll(t))));
     if (!HasStackedKey(slot)) {
@@ -177,9 +178,13 @@ void CheckRemoteFrees(const Span* s, uint32_t w, uint64_t r) {
       if (LIBDUMP_UNLIKELY(g_debug_heap)) CheckPoison(slot, s->slot_size, 0);
       continue;
     }
-    // On any stack: the owner's, or that of a thread that freed it
-    // remotely (RemoteFree stacks what fits where it was freed).
-    if (OnAnyStack(s->size_class, reinterpret_cast<uintptr_t>(slot))) Fatal("double free", slot);
+    if (owner != nullptr) {
+      const RecentRow& row = owner->recent[s->size_class];
+      const uint32_t n = RecentHeight(owner->cache[s->size_class].recent.load(std::memory_order_relaxed));
+      for (uint32_t k = 0; k < n; ++k) {
+        if (row.slot[k].load(std::memory_order_relaxed) == reinterpret_cast<uintptr_t>(slot)) Fatal("double free", slot);
+      }
+    }
     // The object held the key: a free slot keeps none.
     if (g_debug_heap) {
       *static_cast<uint64_t*>(slot) = kPoisonWord;
@@ -339,28 +344,7 @@ void RemoteFree(ThreadHeap* h, Span* s, uint32_t i) {
   if (LIBDUMP_UNLIKELY(h == nullptr || (s->bits[i >> 6].annotated.load(std::memory_order_acquire) & m))) {
     return RemoteFreeSlow(h, s, i);
   }
-  // Onto this thread's stack of the class while it has room (never under
-  // the debug heap, whose depth is 0): the slot keeps its live bit and its
-  // place in the owner's `used`, as a stacked slot of one's own does, and
-  // this thread's next malloc of the class takes it back with no bitmap
-  // write, batch or fold. The walk and FindObject subtract every heap's
-  // stacks, whoever owns the span. The key already there is a second free
-  // (or, when no stack has the slot, an object that held it).
-  const int c = s->size_class;
-  ClassCache& cc = h->cache[c];
-  const uint64_t recent = cc.recent.load(std::memory_order_relaxed);
-  const uint32_t n = RecentHeight(recent);
-  if (LIBDUMP_LIKELY(n < cc.recent_depth)) {
-    const uintptr_t a = s->SlotAddress(i);
-    if (LIBDUMP_UNLIKELY(HasStackedKey(reinterpret_cast<void*>(a))) && OnAnyStack(c, a)) {
-      Fatal("double free", reinterpret_cast<void*>(a));
-    }
-    h->recent[c].slot[n].store(a, std::memory_order_relaxed);
-    *reinterpret_cast<uint64_t*>(a) = g_stacked_key;
-    cc.recent.store(recent + kRecentPush, std::memory_order_release);
-    return;
-  }
-  auto& frees = cc.frees;
+  auto& frees = h->cache[s->size_class].frees;
   frees.store(frees.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   BatchRemoteFree(h->batches, s, i);
 }
@@ -429,16 +413,6 @@ void DetachHeap(ThreadHeap* h) {
       // The bit before the key: FindObject, which asks the stacks only
       // about a slot holding the key, never finds this one live.
       const uintptr_t a = h->recent[c].slot[n - 1].load(std::memory_order_relaxed);
-      Span* s = g_page_map.Get(a);
-      if (s->owner.load(std::memory_order_relaxed) != h) {
-        // Another heap's slot, stacked by a remote free: its owner clears
-        // the live bit, through this heap's batches, published below. The
-        // key goes first, so that the owner's fold does not take it for a
-        // second free.
-        ClearStackedKey(reinterpret_cast<void*>(a));
-        BatchRemoteFree(h->batches, s, s->SlotIndex(a));
-        continue;
-      }
       --ClearLive(a)->used;
       if (g_debug_heap) {
         *reinterpret_cast<uint64_t*>(a) = kPoisonWord;
@@ -461,24 +435,12 @@ void DetachHeap(ThreadHeap* h) {
     while (Span* s = h->full[c].PopFront()) Dispose(s);
     h->remote_hint[c].store(0, std::memory_order_relaxed);
   }
-  // Again: the stacks' slots of other heaps went into the batches.
-  FlushRemoteBatches(h->batches);
   LockGuard g(g_heaps_lock);
   h->next_free = g_heap_pool;
   g_heap_pool = h;
 }
 
 ThreadHeap* AllHeaps() { return g_all_heaps.load(std::memory_order_acquire); }
-
-bool OnAnyStack(int c, uintptr_t p) {
-  for (const ThreadHeap* h = AllHeaps(); h != nullptr; h = h->next_all) {
-    const uint32_t n = RecentHeight(h->cache[c].recent.load(std::memory_order_acquire));
-    for (uint32_t k = 0; k < n && k < kRecentDepth; ++k) {
-      if (h->recent[c].slot[k].load(std::memory_order_relaxed) == p) return true;
-    }
-  }
-  return false;
-}
 
 void HeapsForkPrepare() { g_heaps_lock.lock(); }
 void HeapsForkParent() { g_heaps_lock.unlock(); }

@@ -145,10 +145,6 @@ void File(ThreadHeap* h, Span* s);
 
 // Every heap ever created (for statistics), newest first.
 ThreadHeap* AllHeaps();
-// Whether slot p is on any heap's stack of class c. A slot of one heap's span
-// may sit on another's stack (RemoteFree stacks it where it was freed), so a
-// free that finds the key asks every heap.
-bool OnAnyStack(int c, uintptr_t p);
 
 // Fork support: the heap registry lock.
 void HeapsForkPrepare();
