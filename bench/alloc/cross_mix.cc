@@ -27,7 +27,12 @@
 #include <thread>
 #include <vector>
 
+#include "handover_ring.h"
+
 namespace {
+
+using alloc_bench::Next;
+using alloc_bench::Ring;
 
 struct Mix {
   double skew;          // k above
@@ -41,13 +46,6 @@ bool ParseMix(const char* name, Mix* mix) {
   else if (strcmp(name, "B") == 0) *mix = {1.0, 4000, 200, 4};
   else return false;
   return true;
-}
-
-uint64_t Next(uint64_t& s) {
-  s ^= s << 13;
-  s ^= s >> 7;
-  s ^= s << 17;
-  return s;
 }
 
 // The size distribution as a table of 4,096 quantiles, drawn by index plus
@@ -75,30 +73,6 @@ size_t DrawSize(uint64_t& rng, const Sizes& t) {
   const size_t n = base + (r >> 12) % (base / 16 + 1);
   return n > 32768 && table == t.small ? 32768 : n;
 }
-
-// Cache-line separated indices, so the ring costs what any SPSC ring costs
-// and not false sharing between its two ends.
-struct alignas(64) Ring {
-  static constexpr size_t kSize = 4096;
-  alignas(64) std::atomic<uint64_t> head{0};  // next to read (consumer)
-  alignas(64) std::atomic<uint64_t> tail{0};  // next to write (producer)
-  alignas(64) char* slot[kSize];
-
-  bool Push(char* p) {
-    const uint64_t t = tail.load(std::memory_order_relaxed);
-    if (t - head.load(std::memory_order_acquire) == kSize) return false;
-    slot[t % kSize] = p;
-    tail.store(t + 1, std::memory_order_release);
-    return true;
-  }
-  uint64_t Drain() {
-    const uint64_t h = head.load(std::memory_order_relaxed);
-    const uint64_t t = tail.load(std::memory_order_acquire);
-    for (uint64_t i = h; i != t; ++i) free(slot[i % kSize]);
-    head.store(t, std::memory_order_release);
-    return t - h;
-  }
-};
 
 struct alignas(64) Worker {
   std::vector<char*> blocks;
