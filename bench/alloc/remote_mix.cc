@@ -25,14 +25,12 @@
 #include <thread>
 #include <vector>
 
+#include "handover_ring.h"
+
 namespace {
 
-uint64_t Next(uint64_t& s) {
-  s ^= s << 13;
-  s ^= s >> 7;
-  s ^= s << 17;
-  return s;
-}
+using alloc_bench::Next;
+using alloc_bench::Ring;
 
 // Sizes out of 1000: small up to `small`, medium up to `medium`, big above.
 struct Mix {
@@ -57,36 +55,6 @@ size_t DrawSize(uint64_t& rng, const Mix& mix) {
   if (bucket < mix.medium) return 256 + v % (1024 - 256 + 1);
   return 4096 + v % (65536 - 4096 + 1);
 }
-
-// Single producer (the previous thread), single consumer (the owner).
-// Cache-line separated indices, so the ring itself costs what any SPSC ring
-// costs and not false sharing between the two ends.
-struct alignas(64) Ring {
-  static constexpr size_t kSize = 4096;
-  alignas(64) std::atomic<uint64_t> head{0};  // next to read (consumer)
-  alignas(64) std::atomic<uint64_t> tail{0};  // next to write (producer)
-  alignas(64) char* slot[kSize];
-
-  bool Push(char* p) {
-    const uint64_t t = tail.load(std::memory_order_relaxed);
-    if (t - head.load(std::memory_order_acquire) == kSize) return false;
-    slot[t % kSize] = p;
-    tail.store(t + 1, std::memory_order_release);
-    return true;
-  }
-  // Frees everything queued; returns how many.
-  uint64_t Drain(uint64_t* sum, bool read) {
-    const uint64_t h = head.load(std::memory_order_relaxed);
-    const uint64_t t = tail.load(std::memory_order_acquire);
-    for (uint64_t i = h; i != t; ++i) {
-      char* p = slot[i % kSize];
-      if (read) *sum += static_cast<unsigned char>(p[0]);
-      free(p);
-    }
-    head.store(t, std::memory_order_release);
-    return t - h;
-  }
-};
 
 struct alignas(64) Worker {
   std::vector<char*> blocks;
@@ -122,14 +90,14 @@ void Run(Worker* w, const Mix& mix, long ops, int remote_one_in, bool read) {
       free(old);
     }
     w->blocks[k] = NewBlock(w, mix);
-    if ((i & 15) == 0) w->in->Drain(&drained, read);
+    if ((i & 15) == 0) w->in->Drain(read ? &drained : nullptr);
   }
   // Keep draining until every producer has stopped, then once more.
   w->running->fetch_sub(1, std::memory_order_acq_rel);
   while (w->running->load(std::memory_order_acquire) != 0) {
-    if (w->in->Drain(&drained, read) == 0) std::this_thread::yield();
+    if (w->in->Drain(read ? &drained : nullptr) == 0) std::this_thread::yield();
   }
-  w->in->Drain(&drained, read);
+  w->in->Drain(read ? &drained : nullptr);
   w->drained_sum = drained;
 }
 

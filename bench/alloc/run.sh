@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every allocator workload under LD_PRELOAD of each allocator, side by
 # side, and prints wall time and peak RSS, then libdump's ratios to each peer
-# (below 1.00 = libdump is faster / smaller). Last, the fork() pause of a
+# (below 1.00 = libdump is faster / smaller), and libdump / the best of
+# tcmalloc, jemalloc and mimalloc per workload: median and spread (lowest and
+# highest) of the per-round ratios. Last, the fork() pause of a
 # process with a 1 GiB heap under each allocator (libdump with and without
 # huge pages), what a fork-snapshot heap dump stops the program for; and the
 # fixed cost of each: the time to start a program under it and its RSS.
@@ -11,7 +13,8 @@
 #   REPETITIONS rounds (default 3), each running every workload under every
 #   allocator once; a cell is the best of its runs, a time ratio the median
 #   of the per-round ratios.
-#   ALLOC_BENCH_ONLY=larson,prodcons runs only the named workloads.
+#   ALLOC_BENCH_ONLY=larson,cross-A runs only the named workloads (and skips
+#   the fork-pause and fixed-cost tables).
 #   ALLOC_BENCH_BASELINE=/path/to/libdump.so adds a "before" column (another
 #   build of libdump, e.g. the parent commit's) that is not counted as a peer.
 set -euo pipefail
@@ -19,7 +22,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${1:-$root/build-alloc}
 reps=${2:-3}
 cmake --build "$build" -j2 --target libdump_runtime alloc_bench_larson alloc_bench_cache_scratch \
-  alloc_bench_prodcons alloc_bench_large alloc_bench_churn alloc_bench_fork_pause >/dev/null
+  alloc_bench_prodcons alloc_bench_large alloc_bench_churn alloc_bench_fork_pause alloc_bench_cross_mix >/dev/null
 lib=/usr/lib/x86_64-linux-gnu
 exec python3 - "$build" "$reps" "$lib" "$root" <<'PY'
 import os, sys, time, tempfile, shutil
@@ -63,6 +66,8 @@ workloads = [
     ("prodcons", [f"{b}/alloc_bench_prodcons"]),
     ("large", [f"{b}/alloc_bench_large"]),
     ("churn", [f"{b}/alloc_bench_churn"]),
+    ("cross-A", [f"{b}/alloc_bench_cross_mix", "A"]),
+    ("cross-B", [f"{b}/alloc_bench_cross_mix", "B"]),
     ("g++ -O2", ["g++", "-std=c++20", "-O2", "-c", src, "-o", os.path.join(tmp, "prog.o")]),
 ]
 only = os.environ.get("ALLOC_BENCH_ONLY")
@@ -87,10 +92,14 @@ def run(cmd, preload, extra_env={}):
         fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.dup2(fd, 1)
         os.execvpe(timed[0], timed, env)
-    _, status, _ = os.wait4(pid, 0)
+    _, status, ru = os.wait4(pid, 0)
     elapsed = time.monotonic() - t0
     if status != 0:
         sys.exit(f"{cmd[0]} failed under {preload}: status {status}")
+    # CPU time (user + sys of the program, which /usr/bin/time waits for) as
+    # well: on a loaded machine a thread that waits for a core costs wall
+    # time only.
+    cpu[(tuple(cmd), preload)] = ru.ru_utime + ru.ru_stime
     return elapsed, int(open(rss).read().split()[-1]) / 1024.0, open(out).read()
 
 # Rounds: each round runs every workload under every allocator once, so a
@@ -98,26 +107,40 @@ def run(cmd, preload, extra_env={}):
 # allocator alike instead of whichever ran during a slow spell. A cell is the
 # best of its REPS runs; a time ratio is the median over rounds of the ratio
 # within one round (paired), which the drift cancels out of.
+cpu = {}  # (command, preload) -> CPU time of its last run
 times = {}  # (workload, allocator) -> time of each round
+cpus = {}  # (workload, allocator) -> CPU time of each round
 rss_best = {}
 expected = {}
 for r in range(reps):
     for wname, cmd in workloads:
-        for aname, preload in allocators:
+        # The order rotates each round, so no allocator always runs right
+        # after the same neighbour (a warm page cache, a cooling core).
+        order = allocators[r % len(allocators):] + allocators[:r % len(allocators)]
+        for aname, preload in order:
             t, rss, out = run(cmd, preload)
             if wname not in expected:
                 expected[wname] = out
             elif out != expected[wname]:
-                sys.exit(f"{wname}: output under {aname} differs from glibc's")
+                sys.exit(f"{wname}: output under {aname} differs from the first allocator's")
             times.setdefault((wname, aname), []).append(t)
+            cpus.setdefault((wname, aname), []).append(cpu[(tuple(cmd), preload)])
             rss_best[(wname, aname)] = min(rss, rss_best.get((wname, aname), rss))
     print(f"  round {r + 1} of {reps} done", file=sys.stderr)
 results = {k: (min(v), rss_best[k]) for k, v in times.items()}
 
-def paired(wname, a, bs):
+def ratios(wname, a, bs, t=times):
+    """a's time / the best of bs's times, in each round, sorted."""
+    return sorted(t[(wname, a)][i] / min(t[(wname, b)][i] for b in bs) for i in range(reps))
+
+def paired(wname, a, bs, t=times):
     """Median over rounds of a's time / the best of bs's times in that round."""
-    rs = sorted(times[(wname, a)][i] / min(times[(wname, b)][i] for b in bs) for i in range(reps))
+    rs = ratios(wname, a, bs, t)
     return rs[len(rs) // 2] if len(rs) % 2 else (rs[len(rs) // 2 - 1] + rs[len(rs) // 2]) / 2
+
+def median(xs):
+    xs = sorted(xs)
+    return xs[len(xs) // 2] if len(xs) % 2 else (xs[len(xs) // 2 - 1] + xs[len(xs) // 2]) / 2
 
 names = [a for a, _ in allocators]
 print(f"\nbest of {reps} rounds; time in seconds, peak RSS in MiB\n")
@@ -142,6 +165,21 @@ if "libdump" in names:
         if "before" in names:
             cells.append(f"{paired(wname, 'libdump', ['before']):.2f} / {lr / results[(wname, 'before')][1]:.2f}")
         print(f"| {wname} | " + " | ".join(cells) + f" | {paired(wname, 'libdump', peers):.2f} | {lr / br:.2f} |")
+    fast = [p for p in peers if p != "glibc"]
+    for label, t in (("wall time", times), ("CPU time, user + sys", cpus)):
+        if not fast:
+            break
+        print(f"\nlibdump / best of {', '.join(fast)} ({label}, s, per round); medians of {reps} rounds, lowest-highest in brackets\n")
+        print("| workload | libdump | " + " | ".join(fast) + " | libdump / best | spread |")
+        print("|---" * (4 + len(fast)) + "|")
+        for wname, _ in workloads:
+            cell = lambda n: f"{median(t[(wname, n)]):.3f} ({min(t[(wname, n)]):.3f}-{max(t[(wname, n)]):.3f})"
+            rs = ratios(wname, "libdump", fast, t)
+            print(f"| {wname} | {cell('libdump')} | " + " | ".join(cell(p) for p in fast) +
+                  f" | **{paired(wname, 'libdump', fast, t):.2f}** | {rs[0]:.2f}-{rs[-1]:.2f} |")
+if only:
+    shutil.rmtree(tmp)
+    sys.exit(0)
 
 print("\nfork() pause with a 1 GiB heap (best of 5 forks per run, best of REPS runs)\n")
 print("| allocator | fork ms | ms per GiB of RSS | AnonHugePages GiB |")
