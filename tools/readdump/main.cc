@@ -224,7 +224,7 @@ class Run {
   std::optional<tools::InputFile> input_;
   JsonWriter json_;
   Summary summary_;
-  Histogram histogram_;
+  Histogram histogram_{o_.include_own};
   ThreadTable threads_;
   Validator validator_{[this](const Problem& p) { Report(p); }};
   uint64_t problems_ = 0;
