@@ -82,6 +82,7 @@ class DumpLoader {
       Tick("objects", reader);
       switch (r.kind) {
         case Kind::kObject: {
+          seen_object_ = true;
           const bool own = r.object.type != 0 && own_types_.contains(r.object.type);
           if (own) {
             ++g_.own_objects;
@@ -110,13 +111,10 @@ class DumpLoader {
         }
         case Kind::kTypeInfo:
           types_[r.type_info.type].info = r.type_info;
-          // Decided as objects are read: the flag counts for the objects
-          // after it, which with libdump's writer are all of them
-          // (docs/FORMAT.md, record order). Pass 2 decides the same.
-          if ((r.type_info.flags & format::kTypeOwn) && !class_of_.contains(r.type_info.type << 1) &&
-              !class_of_.contains(r.type_info.type << 1 | 1)) {
-            own_types_.insert(r.type_info.type);
-          }
+          // Decided as objects are read: the flag counts before the first
+          // object, where libdump's writer puts it (docs/FORMAT.md). Pass 2
+          // decides the same.
+          if ((r.type_info.flags & format::kTypeOwn) && !seen_object_) own_types_.insert(r.type_info.type);
           break;
         case Kind::kParams:
           ptr_size_ = r.params.ptr_size == 4 ? 4 : 8;
@@ -436,7 +434,8 @@ class DumpLoader {
   std::vector<bool> array_class_;
   std::unordered_map<uint64_t, TypeData> types_;
   std::vector<PendingRoot> pending_roots_;
-  std::unordered_set<uint64_t> own_types_;  // types flagged kTypeOwn before their first object
+  bool seen_object_ = false;
+  std::unordered_set<uint64_t> own_types_;  // types flagged kTypeOwn before the first object
   std::vector<std::pair<uint64_t, uint64_t>> own_ranges_;  // (addr, size) of own objects left out
   std::vector<Index> own_objects_;  // own objects kept (include_own)
   std::vector<std::string> descriptions_;

@@ -21,7 +21,9 @@ void Histogram::Add(const format::Record& r) {
     c.count++;
     c.bytes += r.object.size;
   } else if (r.kind == format::Kind::kTypeInfo) {
-    if ((r.type_info.flags & format::kTypeOwn) && !cells_.contains(r.type_info.type)) own_types_.insert(r.type_info.type);
+    if ((r.type_info.flags & format::kTypeOwn) && cells_.empty() && own_.count == 0) {
+      own_types_.insert(r.type_info.type);
+    }
   } else if (r.kind == format::Kind::kType) {
     names_.try_emplace(r.type.addr, r.type.name);  // the first definition wins
   }

@@ -24,7 +24,7 @@ class Histogram {
     uint64_t bytes = 0;
   };
 
-  // include_own: libdump's own memory (types flagged kTypeOwn before their
+  // include_own: libdump's own memory (types flagged kTypeOwn before the
   // first object, as tools/heapgraph decides) gets rows; by default it is
   // left out of the rows and only counted.
   explicit Histogram(bool include_own = false) : include_own_(include_own) {}
