@@ -121,6 +121,11 @@ class RuntimeHeap final : public heapdump::HeapSource {
 
   internal::OwnComponent SetOwnComponent(internal::OwnComponent c) override { return internal::SetOwnComponent(c); }
 
+  bool IsOwnObject(uint64_t addr) override {
+    ObjectInfo o;
+    return internal::FindObject(Stacked(), reinterpret_cast<const void*>(addr), &o) && internal::IsOwnType(o.type_id);
+  }
+
   void AddressTable(uint64_t* start, uint64_t* end) override {
     *start = reinterpret_cast<uint64_t>(&internal::g_arenas);
     *end = *start + sizeof internal::g_arenas;

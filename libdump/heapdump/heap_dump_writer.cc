@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -159,6 +160,7 @@ class Dump {
   VtableRecognizer vtables_;
   capture::ThreadSlot* slots_ = nullptr;
   size_t tls_size_ = 0;
+  const capture::Module* own_module_ = nullptr;  // libdump.so, in modules_
 
   // Captured while stopped, in mmap'd memory.
   ScratchVector<ThreadInfo> threads_;
@@ -179,6 +181,10 @@ bool Dump::ReadModules() {
       if (s.executable) module_records_.push_back({s.start, s.end, s.file_offset, m.path, m.build_id});
     }
   }
+  // libdump's own module, when it is not the program (a static link).
+  const capture::Module* self = capture::FindModule(modules_, reinterpret_cast<uint64_t>(&NowNs));
+  const capture::Module* program = capture::FindModule(modules_, getauxval(AT_PHDR));
+  own_module_ = self != program ? self : nullptr;
   if (!memory_.Read()) return false;
   const OwnPart own(heap_, OwnComponent::kUnwinder);
   unwinder_ = std::make_unique<capture::StackUnwinder>(modules_, memory_);
@@ -364,10 +370,18 @@ void Dump::WriteFrozen(Writer& w) {
   uint64_t table_start = 0, table_end = 0;
   heap_.AddressTable(&table_start, &table_end);
   for (const capture::Module& m : modules_) {
+    // libdump.so's globals hold libdump's state, and addresses that are not
+    // references (arena bounds, the page heap's spans): a word there roots
+    // only libdump's own objects, never one of the program's it happens to
+    // point at (the first object of an arena, otherwise "held by" the page
+    // heap).
+    const bool own_module = &m == own_module_;
     for (const capture::Segment& s : m.segments) {
       if (!s.writable) continue;
       auto emit = [&](uint64_t a, uint64_t v) {
-        if (a < table_start || a >= table_end) data_roots_.push_back({a, v});
+        if (a >= table_start && a < table_end) return;
+        if (own_module && !heap_.IsOwnObject(heap_.FindObject(v))) return;
+        data_roots_.push_back({a, v});
       };
       // RELRO holds relocated pointers to code and constants, never to the heap.
       if (m.relro_end > s.start && m.relro_start < s.end) {

@@ -54,6 +54,9 @@ class HeapSource {
   // references (the allocator's arena bounds): not scanned for data roots,
   // where its words would root whatever object starts an arena.
   virtual void AddressTable(uint64_t* start, uint64_t* end) { *start = *end = 0; }
+  // Whether the object starting at addr is libdump's own (allocated inside a
+  // component). Called while stopped.
+  virtual bool IsOwnObject(uint64_t addr) { return false; }
 };
 
 }  // namespace libdump::heapdump

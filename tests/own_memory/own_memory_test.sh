@@ -41,16 +41,16 @@ check() {  # DUMP NAME
   grep -q ' libdump: dump writer$' "$dir/$name.hist-own" || fail "$name: no 'libdump: dump writer' class with --include-own"
   # Shown, it is classes of its own and roots of its own, never held-by chains.
   rd --include-own --dominators --top 100000 "$dump" > "$dir/$name.top-own"
-  grep -q ' libdump: dump writer@0x' "$dir/$name.top-own" || fail "$name: no libdump object among the --include-own retainers"
+  grep -q $'\tlibdump: dump writer@0x' "$dir/$name.top-own" || fail "$name: no libdump object among the --include-own retainers"
   if grep -q '(held by .*libdump' "$dir/$name.top-own"; then
     fail "$name: a (held by ...libdump...) row: $(grep -m1 '(held by .*libdump' "$dir/$name.top-own")"
   fi
   rd --include-own --classes "$dump" | grep -q 'libdump: symbolizer' || fail "$name: no 'libdump: symbolizer' class"
   # dumptohprof says the same.
-  "$dumptohprof" --force "$dump" "$dir/$name.hprof" 2> "$dir/$name.conv" > /dev/null
+  "$dumptohprof" --force "$dump" "$dir/$name.hprof" > "$dir/$name.conv" 2>&1
   grep -qx "libdump's own: $n objects, $b bytes, excluded; --include-own to show" "$dir/$name.conv" ||
     fail "$name: dumptohprof: $(cat "$dir/$name.conv")"
-  echo "PASS: $name: libdump's own $n objects, $b bytes left out; top five: $(echo "$rows" | awk '{ print $4 }' | tr '\n' ' ')"
+  echo "PASS: $name: libdump's own $n objects, $b bytes left out; top five: $(echo "$rows" | awk -F'\t' '{ print $4 }' | paste -sd ';')"
 }
 
 "$example" "$dir/example.dump" > /dev/null || fail "the example did not run"
