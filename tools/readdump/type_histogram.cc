@@ -100,9 +100,11 @@ void WriteHistogramJson(JsonWriter& json, const Histogram& h, uint64_t top) {
   json.Field("types", rows.size());
   json.Field("count", t.count);
   json.Field("bytes", t.bytes);
-  json.Field("own_count", h.own_count());
-  json.Field("own_bytes", h.own_bytes());
-  json.Field("own_included", uint64_t{h.include_own()});
+  if (h.own_count() != 0) {  // libdump's own memory, left out of the rows unless included
+    json.Field("own_count", h.own_count());
+    json.Field("own_bytes", h.own_bytes());
+    json.Field("own_included", uint64_t{h.include_own()});
+  }
   json.Key("rows");
   json.BeginArray();
   for (size_t i = 0; i < shown; ++i) {
