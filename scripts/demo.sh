@@ -12,7 +12,7 @@ cd "$root"
 # on a fresh machine, apt included (README.md, "The demo's time").
 steps=()
 step_start=$SECONDS
-step_done() { steps+=("$(printf '%-26s %4d s' "$1" $((SECONDS - step_start)))"); step_start=$SECONDS; }
+step_done() { steps+=("$(printf '%-14s %5d s' "$1" $((SECONDS - step_start)))"); step_start=$SECONDS; }
 scripts/setup.sh demo
 step_done "set-up (apt)"
 jobs=${LIBDUMP_JOBS:-$(nproc)}
@@ -26,8 +26,9 @@ step_done "configure"
 # compile) when it serves.
 targets=(heap_dump_example readdump dumptohprof)
 [ "${LIBDUMP_DEMO_SERVE:-0}" = 1 ] && targets+=(heapview)
+echo "== building ${targets[*]}"
 cmake --build build -j "$jobs" --target "${targets[@]}"
-step_done "build (${targets[*]})"
+step_done "build"
 out=${LIBDUMP_DEMO_OUT:-$root/out}
 mkdir -p "$out"
 dump=$out/example.dump
@@ -64,7 +65,7 @@ echo "  build/tools/heapview/heapview $(show "$hprof")   # then open http://loca
 echo "  (or LIBDUMP_DEMO_SERVE=1 make demo, or make view)"
 echo "== time by step"
 printf '  %s\n' "${steps[@]}"
-printf '  %-26s %4d s\n' total $SECONDS
+printf '  %-14s %5d s\n' total $SECONDS
 if [ "${LIBDUMP_DEMO_SERVE:-0}" = 1 ]; then
   echo "== serving http://localhost:7000/ until Ctrl-C"
   exec build/tools/heapview/heapview "$hprof"
