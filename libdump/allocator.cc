@@ -14,6 +14,7 @@
 #include "central_freelist.h"
 #include "fatal.h"
 #include "lock.h"
+#include "own_memory.h"
 #include "page_heap.h"
 #include "remote_batch.h"
 #include "stacked_slots.h"
@@ -324,6 +325,8 @@ size_t SlotSize(const Span* s) {
 }
 
 void* AllocateSlow(size_t size) {
+  // libdump's own allocation (own_memory.h): typed as its component's.
+  if (LIBDUMP_UNLIKELY(t_own_component != OwnComponent::kNone)) return AllocateOwn(size);
   ThreadHeap* h = t_heap;
   // Attached first: AttachHeap initializes the allocator, g_debug_heap among
   // it, and its acquire is what orders the flag's read after that write.
@@ -367,6 +370,8 @@ void* DebugAllocate(size_t size) {
 // flatten: the distance and the marks inline, one frame on stack lines the
 // program has evicted rather than three.
 __attribute__((flatten)) void* AllocateSampled(size_t size, ThreadHeap* h, int c) {
+  // Where a thread inside libdump's own work is sent (own_memory.h).
+  if (LIBDUMP_UNLIKELY(t_own_component != OwnComponent::kNone)) return AllocateOwn(size);
   if (LIBDUMP_UNLIKELY(g_debug_heap)) return DebugAllocate(size);
   ClassCache& cc = h->cache[c];
   const uint64_t recent = cc.recent.load(std::memory_order_relaxed);

@@ -11,6 +11,14 @@ stage_start=0
 stage_done() { echo "== $1: $((SECONDS - stage_start)) s"; stage_start=$SECONDS; }
 stage_done "set-up"
 
+echo "== build without tests"
+# Everything a tree configured without tests builds (the benchmarks
+# included), so that code outside tests/ and */testing/ that reaches into
+# them fails here. The same tree then gets the tests: nothing is compiled
+# twice, the cost is one configure and a few links (README.md, "Builds").
+scripts/build.sh build -DLIBDUMP_BUILD_TESTS=OFF -DLIBDUMP_BUILD_BENCH=ON
+stage_done "build without tests"
+
 echo "== build + tests"
 # The tree `make demo` configured without tests and benchmarks gets them back.
 scripts/build.sh build -DLIBDUMP_BUILD_TESTS=ON -DLIBDUMP_BUILD_BENCH=ON

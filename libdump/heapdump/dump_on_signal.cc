@@ -33,6 +33,7 @@
 
 #include "dump_on_signal.h"
 #include "dump_to_path.h"
+#include "own_memory.h"
 #include "platform/env/env_var.h"
 #include "platform/proc/helper_threads.h"
 #include "platform/capture/stop_the_world.h"
@@ -65,6 +66,8 @@ void OnSignal(int) {
 }
 
 void* DumperThread(void* arg) {
+  // Whatever this thread allocates, for all its life, is libdump's own.
+  const internal::OwnScope own(internal::OwnComponent::kDumpWriter);
   pthread_setname_np(pthread_self(), "libdump-dumper");
   // Created with every signal blocked; now take all but the trigger, so that
   // a dump started elsewhere can stop this thread like any other.

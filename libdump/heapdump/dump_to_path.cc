@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "own_memory.h"
 #include "platform/output/output_file.h"
 
 namespace libdump::heapdump {
@@ -17,6 +18,8 @@ std::string ExpandDumpPath(const char* pattern, uint64_t sequence) {
 }
 
 int DumpToPath(const char* pattern, const HeapDumpOptions& options, const char* why) {
+  // The paths and the file are libdump's own, not the program's.
+  const internal::OwnScope own(internal::OwnComponent::kDumpWriter);
   const uint64_t sequence = g_sequence.fetch_add(1, std::memory_order_relaxed) + 1;
   output::PartialFile file(ExpandDumpPath(pattern, sequence), 0600, output::PartialFile::Existing::kKeep);
   if (file.fd() < 0) {

@@ -8,11 +8,13 @@
 #include <vector>
 
 #include "allocator_hooks.h"
+#include "arena.h"
 #include "dump_environment.h"
 #include "heap_dump_writer.h"
 #include "heap_walk.h"
 #include "libdump/heap.h"
 #include "libdump/typed.h"
+#include "own_memory.h"
 #include "root_registry.h"
 #include "platform/capture/stop_the_world.h"
 
@@ -44,6 +46,7 @@ class RuntimeHeap final : public heapdump::HeapSource {
     Finish();
     types_.clear();
     fields_.clear();
+    own_.clear();
     for (uint32_t id = 1; id <= TypeCount(); ++id) {
       const TypeInfo* t = FindType(id);
       if (t == nullptr) continue;
@@ -57,6 +60,7 @@ class RuntimeHeap final : public heapdump::HeapSource {
           f.fields.push_back({off, kFieldPtr, 8, fi.count == 1 ? fi.name : std::string(fi.name) + "[" + std::to_string(k) + "]"});
         }
       }
+      if (internal::IsOwnType(id)) own_.push_back({r.addr, kTypeOwn, 0, 0, 0});
       types_.push_back(std::move(r));
       fields_.push_back(std::move(f));
     }
@@ -112,6 +116,19 @@ class RuntimeHeap final : public heapdump::HeapSource {
       w.Type(types_[i]);
       w.TypeFields(fields_[i]);
     }
+    for (const TypeInfoRecord& r : own_) w.TypeInfo(r);
+  }
+
+  internal::OwnComponent SetOwnComponent(internal::OwnComponent c) override { return internal::SetOwnComponent(c); }
+
+  bool IsOwnObject(uint64_t addr) override {
+    ObjectInfo o;
+    return internal::FindObject(Stacked(), reinterpret_cast<const void*>(addr), &o) && internal::IsOwnType(o.type_id);
+  }
+
+  void AddressTable(uint64_t* start, uint64_t* end) override {
+    *start = reinterpret_cast<uint64_t>(&internal::g_arenas);
+    *end = *start + sizeof internal::g_arenas;
   }
 
   void WriteMemStats(Writer& w) override { w.MemStats(stats_); }
@@ -144,6 +161,7 @@ class RuntimeHeap final : public heapdump::HeapSource {
   bool stacked_taken_ = false;
   std::vector<TypeRecord> types_;
   std::vector<TypeFieldsRecord> fields_;
+  std::vector<TypeInfoRecord> own_;  // libdump's own components' types
   MemStatsRecord stats_;
 };
 
@@ -175,12 +193,16 @@ int WriteHeapDump(int fd, const HeapDumpOptions& options) {
 }
 
 void AddRoot(const void* slot, const char* description) {
+  const internal::OwnScope own(internal::OwnComponent::kRootRegistry);
   heapdump::RootRegistry::Instance().AddRoot(slot, description ? description : "");
 }
 
 void RemoveRoot(const void* slot) { heapdump::RootRegistry::Instance().RemoveRoot(slot); }
 
-void SetFinalizer(void* obj, void (*fn)(void*)) { heapdump::RootRegistry::Instance().SetFinalizer(obj, fn); }
+void SetFinalizer(void* obj, void (*fn)(void*)) {
+  const internal::OwnScope own(internal::OwnComponent::kRootRegistry);
+  heapdump::RootRegistry::Instance().SetFinalizer(obj, fn);
+}
 
 }  // namespace libdump
 

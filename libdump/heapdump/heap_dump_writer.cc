@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/auxv.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,6 +106,22 @@ size_t StaticTlsSize() {
   return size;
 }
 
+using internal::OwnComponent;
+
+// The calling thread's allocations are libdump's own component c's for the
+// scope (HeapSource::SetOwnComponent).
+class OwnPart {
+ public:
+  OwnPart(HeapSource& heap, OwnComponent c) : heap_(heap), prev_(heap.SetOwnComponent(c)) {}
+  ~OwnPart() { heap_.SetOwnComponent(prev_); }
+  OwnPart(const OwnPart&) = delete;
+  OwnPart& operator=(const OwnPart&) = delete;
+
+ private:
+  HeapSource& heap_;
+  OwnComponent prev_;
+};
+
 // One dump: what it prepared before the stop, captured during it and writes.
 class Dump {
  public:
@@ -142,6 +160,7 @@ class Dump {
   VtableRecognizer vtables_;
   capture::ThreadSlot* slots_ = nullptr;
   size_t tls_size_ = 0;
+  const capture::Module* own_module_ = nullptr;  // libdump.so, in modules_
 
   // Captured while stopped, in mmap'd memory.
   ScratchVector<ThreadInfo> threads_;
@@ -162,7 +181,12 @@ bool Dump::ReadModules() {
       if (s.executable) module_records_.push_back({s.start, s.end, s.file_offset, m.path, m.build_id});
     }
   }
+  // libdump's own module, when it is not the program (a static link).
+  const capture::Module* self = capture::FindModule(modules_, reinterpret_cast<uint64_t>(&NowNs));
+  const capture::Module* program = capture::FindModule(modules_, getauxval(AT_PHDR));
+  own_module_ = self != program ? self : nullptr;
   if (!memory_.Read()) return false;
+  const OwnPart own(heap_, OwnComponent::kUnwinder);
   unwinder_ = std::make_unique<capture::StackUnwinder>(modules_, memory_);
   return true;
 }
@@ -178,6 +202,7 @@ bool Dump::Prepare() {
   capture::InstallLoaderFork();
   {
     const capture::LibraryOpenSection opening;  // a fork waits for it
+    const OwnPart own(heap_, OwnComponent::kUnwinder);
     capture::OpenUnwindLibrary();
   }
   struct Call {
@@ -188,7 +213,10 @@ bool Dump::Prepare() {
                               &call);
   if (!call.ok) return false;
   // From the files (and -dbgsym files), not the mapped modules: outside.
-  symbolizer_ = std::make_unique<capture::Symbolizer>(modules_);
+  {
+    const OwnPart own(heap_, OwnComponent::kSymbolizer);
+    symbolizer_ = std::make_unique<capture::Symbolizer>(modules_);
+  }
   tls_size_ = StaticTlsSize();
   void* p = mmap(nullptr, kMaxThreads * sizeof(capture::ThreadSlot), PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -339,10 +367,22 @@ void Dump::WriteFrozen(Writer& w) {
       ScanWords(tp - tls_size_, tp, [&](uint64_t a, uint64_t v) { tls_roots_.push_back({a, v, t.tid}); });
     }
   }
+  uint64_t table_start = 0, table_end = 0;
+  heap_.AddressTable(&table_start, &table_end);
   for (const capture::Module& m : modules_) {
+    // libdump.so's globals hold libdump's state, and addresses that are not
+    // references (arena bounds, the page heap's spans): a word there roots
+    // only libdump's own objects, never one of the program's it happens to
+    // point at (the first object of an arena, otherwise "held by" the page
+    // heap).
+    const bool own_module = &m == own_module_;
     for (const capture::Segment& s : m.segments) {
       if (!s.writable) continue;
-      auto emit = [&](uint64_t a, uint64_t v) { data_roots_.push_back({a, v}); };
+      auto emit = [&](uint64_t a, uint64_t v) {
+        if (a >= table_start && a < table_end) return;
+        if (own_module && !heap_.IsOwnObject(heap_.FindObject(v))) return;
+        data_roots_.push_back({a, v});
+      };
       // RELRO holds relocated pointers to code and constants, never to the heap.
       if (m.relro_end > s.start && m.relro_start < s.end) {
         if (s.start < m.relro_start) ScanWords(s.start, m.relro_start, emit);
@@ -528,17 +568,23 @@ DumpResult Dump::Run(int fd) {
     result_.fork_failed = true;
     Report("cannot fork the heap dump's snapshot: writing it with the program stopped for the whole dump", errno);
   }
-  DumpOutput out(fd, options_);
+  std::optional<DumpOutput> out;
+  std::optional<Writer> w;
   {
-    Writer w(out.sink(), WriterFor(options_));
-    WriteFrozen(w);
-    w.Flush();  // gathered payloads are read from the heap: before it moves again
+    const OwnPart own(heap_, OwnComponent::kDumpBuffer);
+    out.emplace(fd, options_);
+    w.emplace(out->sink(), WriterFor(options_));
+  }
+  {
+    WriteFrozen(*w);
+    w->Flush();  // gathered payloads are read from the heap: before it moves again
     stop.Resume();
     result_.pause_ns = NowNs() - t0;
     heap_.Finish();
-    WriteNamed(w);
+    WriteNamed(*w);
   }
-  result_.error = out.Finish();
+  w.reset();
+  result_.error = out->Finish();
   return result_;
 }
 
@@ -568,6 +614,9 @@ struct DumpLock {
 __attribute__((noinline)) DumpResult WriteHeapDump(HeapSource& heap, int fd, const DumpOptions& options) {
   // The caller's frames are roots; ours (and the dumper's state) are not.
   const auto scan_from = reinterpret_cast<uint64_t>(__builtin_frame_address(0)) + 16;
+  // What the dump allocates (the root registry too, if this creates it) is
+  // libdump's own, not the program's.
+  const OwnPart own(heap, OwnComponent::kDumpWriter);
   DumpLock one_at_a_time;
   // A reader that went away must cost an EPIPE, not the process.
   sigset_t pipe_only, old;

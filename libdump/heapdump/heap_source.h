@@ -10,6 +10,7 @@
 
 #include "libdump/format/record.h"
 #include "libdump/format/writer.h"
+#include "libdump/own_component.h"
 
 namespace libdump::heapdump {
 
@@ -44,6 +45,18 @@ class HeapSource {
   virtual void WriteMemStats(format::Writer& w) = 0;
   // Allocation stacks of sampled live objects (the heap profiler's), if any.
   virtual void WriteAllocStacks(format::Writer&) {}
+
+  // Called before the stop (outside it, and allowed to allocate): from here
+  // the calling thread's allocations are the component's, libdump's own
+  // (libdump/own_memory.h); kNone ends it. Returns the previous component.
+  virtual internal::OwnComponent SetOwnComponent(internal::OwnComponent) { return internal::OwnComponent::kNone; }
+  // [start, end) of the heap's own static table that holds addresses, not
+  // references (the allocator's arena bounds): not scanned for data roots,
+  // where its words would root whatever object starts an arena.
+  virtual void AddressTable(uint64_t* start, uint64_t* end) { *start = *end = 0; }
+  // Whether the object starting at addr is libdump's own (allocated inside a
+  // component). Called while stopped.
+  virtual bool IsOwnObject(uint64_t addr) { return false; }
 };
 
 }  // namespace libdump::heapdump

@@ -3,7 +3,8 @@
 //   CountKeptSampleFree: allocator_hooks.h),
 //   the kept tokens of live samples (SampleTokenOf, ForEachKeptSampleToken:
 //   heap_walk.h),
-//   aligned anonymous mappings (MapAnonymousAligned: map_aligned.h).
+//   aligned anonymous mappings (MapAnonymousAligned: map_aligned.h),
+//   libdump's own allocations (SetOwnComponent: own_memory.h).
 // The profilers do not link the allocator: they call these through weak
 // references and do nothing when libdump.so is not loaded. Included as
 // "sampler_interface.h" through the libdump_sampler_interface target.
@@ -12,3 +13,4 @@
 #include "../allocator_hooks.h"
 #include "../heap_walk.h"
 #include "../map_aligned.h"
+#include "../own_memory.h"

@@ -6,9 +6,21 @@
 // OwnAllocationScope; the heap profiler's hook records a sample taken there
 // under one marker stack (OwnAllocationMarker), which heap profiles leave
 // out and heap dumps show by that name.
+//
+// Under libdump's allocator the scope also types those allocations as
+// libdump's own (libdump/own_memory.h: the profilers' tables, or the
+// component given), so that heap dumps leave them out of the program's
+// answers; they then never reach the sampling hook.
 #pragma once
 
 #include <cstdint>
+
+#include "libdump/interface/sampler_interface.h"
+
+namespace libdump::internal {
+// libdump.so's, when it is loaded (own_memory.h).
+OwnComponent SetOwnComponent(OwnComponent c) __attribute__((weak));
+}  // namespace libdump::internal
 
 namespace libdump::samplers {
 
@@ -18,10 +30,19 @@ inline thread_local int t_own_allocations __attribute__((tls_model("initial-exec
 
 class OwnAllocationScope {
  public:
-  OwnAllocationScope() { ++t_own_allocations; }
-  ~OwnAllocationScope() { --t_own_allocations; }
+  explicit OwnAllocationScope(internal::OwnComponent c = internal::OwnComponent::kProfiler) {
+    ++t_own_allocations;
+    if (&internal::SetOwnComponent != nullptr) prev_ = internal::SetOwnComponent(c);
+  }
+  ~OwnAllocationScope() {
+    if (&internal::SetOwnComponent != nullptr) internal::SetOwnComponent(prev_);
+    --t_own_allocations;
+  }
   OwnAllocationScope(const OwnAllocationScope&) = delete;
   OwnAllocationScope& operator=(const OwnAllocationScope&) = delete;
+
+ private:
+  internal::OwnComponent prev_ = internal::OwnComponent::kNone;
 };
 
 inline bool InOwnAllocationScope() { return t_own_allocations != 0; }

@@ -34,6 +34,7 @@
 #include "libdump/flight_recorder.h"
 #include "libdump/heap.h"
 #include "platform/output/output_file.h"
+#include "samplers/common/own_allocations.h"
 #include "samplers/cpu/sigprof_hook.h"
 #include "samplers/unwind/frame_pointer_walk.h"
 #include "platform/proc/thread_list.h"
@@ -393,6 +394,9 @@ FlightRecorder::~FlightRecorder() {
 }
 
 bool FlightRecorder::Start() {
+  // The session, its window and what starting allocates are the recorder's,
+  // not the program's.
+  const samplers::OwnAllocationScope own(internal::OwnComponent::kFlightRecorder);
   static const int fork_handlers = pthread_atfork(ForkPrepare, ForkParent, ForkChild);
   (void)fork_handlers;
   // The heap profiler reads the loader's module list as it installs, and

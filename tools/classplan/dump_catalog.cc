@@ -39,6 +39,9 @@ void DumpCatalog::Add(const format::Record& r) {
       }
       break;
     case Kind::kTypeInfo:
+      if ((r.type_info.flags & format::kTypeOwn) && !seen_object_ && !IsOwnType(r.type_info.type)) {
+        own_types_.push_back(r.type_info.type);
+      }
       if (auto it = types_.find(r.type_info.type); it != types_.end()) {
         if (it->second.info.type == 0) it->second.info = r.type_info;
       } else {
@@ -74,7 +77,13 @@ void DumpCatalog::Add(const format::Record& r) {
   }
 }
 
+bool DumpCatalog::InOwnObject(uint64_t p) const {
+  auto it = std::upper_bound(own_ranges_.begin(), own_ranges_.end(), std::pair<uint64_t, uint64_t>{p, UINT64_MAX});
+  return it != own_ranges_.begin() && p - std::prev(it)->first < std::prev(it)->second;
+}
+
 void DumpCatalog::Finish() {
+  std::sort(own_ranges_.begin(), own_ranges_.end());
   for (uint64_t d : index_.Finish()) duplicates_.insert(d);
   std::unordered_map<uint64_t, size_t> by_sp;
   for (size_t i = 0; i < frames_.size(); ++i) by_sp.try_emplace(frames_[i].sp, i);

@@ -4,6 +4,7 @@
 // grows with objects (the index) and types, never with payload bytes.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -69,6 +70,12 @@ class DumpCatalog {
   void Add(const format::Record& r);
   // Nearly every record: inline.
   void AddObject(const format::ObjectRecord& o) {
+    seen_object_ = true;
+    if (!own_types_.empty() && o.type != 0 && IsOwnType(o.type)) [[unlikely]] {
+      ++own_objects_;
+      own_bytes_ += o.size;
+      if (!include_own_) return own_ranges_.emplace_back(o.addr, o.size), void();
+    }
     index_.Add(o.addr, o.size);
     ++objects_;
     object_bytes_ += o.size;
@@ -90,6 +97,19 @@ class DumpCatalog {
   const std::vector<Chunk>& chunks() const { return chunks_.chunks(); }
   uint64_t objects() const { return objects_; }
   uint64_t object_bytes() const { return object_bytes_; }
+
+  // libdump's own memory (docs/FORMAT.md, typeinfo flag 8, counted before
+  // the first object): left out of the index, so that nothing refers to it
+  // and pass 2 skips it, unless include_own is set before Scan.
+  void set_include_own(bool on) { include_own_ = on; }
+  bool include_own() const { return include_own_; }
+  bool IsOwnType(uint64_t type) const {
+    return std::find(own_types_.begin(), own_types_.end(), type) != own_types_.end();
+  }
+  // Whether p points into an own object that was left out.
+  bool InOwnObject(uint64_t p) const;
+  uint64_t own_objects() const { return own_objects_; }
+  uint64_t own_bytes() const { return own_bytes_; }
 
  private:
   // Converting r allocates hprof ids (numbered in dump order) or needs more
@@ -114,6 +134,12 @@ class DumpCatalog {
   std::unordered_set<uint64_t> duplicates_;
   uint64_t objects_ = 0;
   uint64_t object_bytes_ = 0;
+  bool include_own_ = false;
+  bool seen_object_ = false;
+  std::vector<uint64_t> own_types_;  // a handful: searched in line
+  std::vector<std::pair<uint64_t, uint64_t>> own_ranges_;  // (addr, size) of own objects left out, sorted by Finish
+  uint64_t own_objects_ = 0;
+  uint64_t own_bytes_ = 0;
   ChunkPlan chunks_;
 };
 

@@ -61,6 +61,7 @@ class Converter {
   ConvertStats Run() {
     {
       Dump d(path_, o_.reader);
+      catalog_.set_include_own(o_.include_own);
       catalog_.Scan(d.reader(), [&](uint64_t off) { Progress(1, off); });
       stats_.dump_bytes = d.reader().offset();
       compressed_ = d.reader().compression() != format::Compression::kNone;
@@ -126,6 +127,8 @@ class Converter {
     counts.Add(objects_->counts());
     writer_->HeapDumpEnd();
     CollectCounts(counts);
+    stats_.own_objects = catalog_.own_objects();
+    stats_.own_bytes = catalog_.own_bytes();
     stats_.classes = classes_->size();
     stats_.hprof_bytes = writer_->bytes_written();
     stats_.segments = writer_->segments();

@@ -51,6 +51,9 @@ struct ConvertOptions {
   const NamedObjects* named = nullptr;
   // Called now and then with the pass (1 or 2) and the decompressed offset.
   std::function<void(int pass, uint64_t offset)> progress;
+  // libdump's own memory (docs/FORMAT.md, typeinfo flag 8) converted too,
+  // as instances of its components' classes; left out by default.
+  bool include_own = false;
 };
 
 struct ConvertStats {
@@ -64,6 +67,8 @@ struct ConvertStats {
   uint64_t frames = 0;
   uint64_t roots = 0;             // hprof roots written
   uint64_t unresolved_roots = 0;  // dump roots pointing at no dumped object: dropped
+  uint64_t own_objects = 0;       // libdump's own memory, left out unless include_own
+  uint64_t own_bytes = 0;
   uint64_t finalizers = 0;
   uint64_t alloc_stacks = 0;      // objects written with their allocation stack as stack trace
   uint64_t dump_bytes = 0;        // decompressed

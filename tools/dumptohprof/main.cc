@@ -21,6 +21,7 @@
 #include <system_error>
 
 #include "converter.h"
+#include "own_line.h"
 #include "dwarf_loader.h"
 #include "input_file.h"
 #include "libdump/format/hprof_threaded_output.h"
@@ -75,6 +76,9 @@ int main(int argc, char** argv) {
       ("version,V", "print the version and exit")
       ("force,f", po::bool_switch(&force), "replace an existing OUT (and --class-map file); never a symlink or device")
       ("redact", po::bool_switch(&options.redact), "write zeros for every byte that is not a pointer")
+      ("include-own", po::bool_switch(&options.include_own),
+       "convert libdump's own memory (its dump writer, symbolizer, buffers) too, one class per component; "
+       "left out by default")
       ("class-map", po::value(&class_map)->value_name("FILE"),
        "write TYPEID<TAB>CLASS<TAB>COUNT lines for every dump type to FILE ('-': standard output)")
       ("binary", po::value(&binary)->value_name("PROG"),
@@ -229,6 +233,9 @@ int main(int argc, char** argv) {
                      (unsigned long long)g.bytes, g.bytes ? 100.0 * g.typed_bytes / g.bytes : 0.0);
       }
       if (s.truncated_arrays) std::fprintf(report, "%llu arrays longer than 4 GiB truncated\n", (unsigned long long)s.truncated_arrays);
+      if (const std::string own = tools::OwnLine(s.own_objects, s.own_bytes, options.include_own); !own.empty()) {
+        std::fprintf(report, "%s\n", own.c_str());
+      }
     }
     return kExitOk;
   } catch (const format::FormatError& e) {

@@ -79,7 +79,8 @@ bool ObjectWriter::Convert(format::Reader& reader, const format::Record& r) {
 
 Id ObjectWriter::Resolve(uint64_t p) {
   const Id id = plan_.catalog->index().Find(p);
-  if (id == 0) ++counts_.unresolved_roots;
+  // A root of libdump's own memory is left out with it.
+  if (id == 0 && !plan_.catalog->InOwnObject(p)) ++counts_.unresolved_roots;
   return id;
 }
 
@@ -128,6 +129,7 @@ inline void ObjectWriter::Scalar(uint8_t* out, const uint8_t* src, uint32_t n) c
 void ObjectWriter::Object(format::Reader& reader, const format::Record& r) {
   const format::ObjectRecord& o = r.object;
   const DumpCatalog& catalog = *plan_.catalog;
+  if (!catalog.include_own() && o.type != 0 && catalog.IsOwnType(o.type)) return;  // libdump's own: left out
   ++counts_.objects;
   trace_ = hp::kEmptyTrace;
   if (const auto& of = catalog.alloc_stacks().of_object; !of.empty()) {

@@ -61,6 +61,7 @@ struct ClassInfo {
   uint32_t instance_size = 0;
   bool platform = false;   // java.*, javax.*, sun.*, jdk.*, primitive arrays, libdump's synthetic classes
   bool weak = false;       // a java.lang.ref.Reference: its referent does not keep objects alive
+  bool own = false;        // libdump's own memory (a dump type whose typeinfo has kTypeOwn)
   uint8_t array_type = 0;  // hprof: primitive array element type; 2 for object arrays
   std::vector<FieldInfo> fields;  // own fields, in data order
   std::vector<StaticInfo> statics;
@@ -119,6 +120,14 @@ struct HeapGraph {
   std::vector<Index> finalizable;  // objects with a finalizer (dump) or a pending Finalizer (hprof)
   uint64_t dropped_roots = 0;      // roots naming no object
   uint64_t dangling = 0;           // references to no object (hprof ids; dump words that looked like pointers are not counted)
+  // libdump's own memory (its dump writer, symbolizer, buffers: objects of
+  // types flagged kTypeOwn, docs/FORMAT.md). Left out of the graph by the
+  // loader, and only counted here, unless include_own is set before loading:
+  // then its objects are in, one class per component, each a root of its
+  // own (root kind "libdump"), and the counts are the same.
+  bool include_own = false;
+  uint64_t own_objects = 0;
+  uint64_t own_bytes = 0;
   bool big_endian = false;         // a dump's byte order
   std::vector<ModuleInfo> modules;  // dump module records
   std::vector<FrameInfo> frames;    // dump frame records, by increasing sp

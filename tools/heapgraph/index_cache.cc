@@ -25,7 +25,7 @@ using index::Writer;
 
 // The format's version is its last character: an index of another layout is
 // not an index to this reader, and is rebuilt (the layout: index_codec.h).
-constexpr char kMagic[8] = {'L', 'D', 'I', 'N', 'D', 'E', 'X', '4'};
+constexpr char kMagic[8] = {'L', 'D', 'I', 'N', 'D', 'E', 'X', '5'};
 constexpr size_t kEdge = 64 << 10;  // bytes of the dump's head and tail hashed into the tag
 
 struct Fd {

@@ -159,9 +159,9 @@ TEST_F(IndexCache, RebuildsAnIndexOfTheOlderFormat) {
     std::fstream f(r.index, std::ios::in | std::ios::out | std::ios::binary);
     char magic[8];
     f.read(magic, 8);
-    ASSERT_EQ(std::string(magic, 8), "LDINDEX4");
+    ASSERT_EQ(std::string(magic, 8), "LDINDEX5");
     f.seekp(7);
-    f.put('3');
+    f.put('4');
   }
   std::string why;
   EXPECT_FALSE(LoadIndex(r.index, dump_, "", second, &why));

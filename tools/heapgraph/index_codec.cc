@@ -192,7 +192,7 @@ void PutGraph(Writer& w, const HeapGraph& g) {
   for (const ClassInfo& c : g.classes) {
     w.Str(c.name);
     for (uint64_t v : {c.id, uint64_t{c.super}, uint64_t{c.object}, uint64_t{c.instance_size}, uint64_t{c.platform},
-                       uint64_t{c.weak}, uint64_t{c.array_type}, static_cast<uint64_t>(c.named_by), c.count, c.bytes,
+                       uint64_t{c.weak}, uint64_t{c.own}, uint64_t{c.array_type}, static_cast<uint64_t>(c.named_by), c.count, c.bytes,
                        c.retained}) {
       w.U64(v);
     }
@@ -227,6 +227,9 @@ void PutGraph(Writer& w, const HeapGraph& g) {
   w.Vec(g.finalizable);
   w.U64(g.dropped_roots);
   w.U64(g.dangling);
+  w.U64(g.include_own);
+  w.U64(g.own_objects);
+  w.U64(g.own_bytes);
   w.U64(g.big_endian);
   w.U64(g.modules.size());
   for (const ModuleInfo& m : g.modules) {
@@ -400,7 +403,7 @@ bool GetGraph(Reader& r, HeapGraph& g) {
   g.format = r.Str();
   g.id_size = static_cast<uint32_t>(r.U64());
   g.go = r.U64() != 0;
-  g.classes.resize(r.Count(8 * 12));
+  g.classes.resize(r.Count(8 * 13));
   for (ClassInfo& c : g.classes) {
     c.name = r.Str();
     c.id = r.U64();
@@ -409,6 +412,7 @@ bool GetGraph(Reader& r, HeapGraph& g) {
     c.instance_size = static_cast<uint32_t>(r.U64());
     c.platform = r.U64() != 0;
     c.weak = r.U64() != 0;
+    c.own = r.U64() != 0;
     c.array_type = static_cast<uint8_t>(r.U64());
     c.named_by = static_cast<NamedBy>(std::min<uint64_t>(r.U64(), static_cast<uint64_t>(NamedBy::kSize)));
     c.count = r.U64();
@@ -454,6 +458,9 @@ bool GetGraph(Reader& r, HeapGraph& g) {
   r.Vec(g.finalizable);
   g.dropped_roots = r.U64();
   g.dangling = r.U64();
+  g.include_own = r.U64() != 0;
+  g.own_objects = r.U64();
+  g.own_bytes = r.U64();
   g.big_endian = r.U64() != 0;
   g.modules.resize(r.Count(8 * 5));
   for (ModuleInfo& m : g.modules) {

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "edge_batch.h"
 #include "libdump/format/reader.h"
@@ -80,10 +81,22 @@ class DumpLoader {
     while (reader.Next(r)) {
       Tick("objects", reader);
       switch (r.kind) {
-        case Kind::kObject:
-          b_.AddObject(r.object.addr, ClassFor(r.object.type, r.object.kind == format::kObjArray), r.object.size,
-                       r.offset);
+        case Kind::kObject: {
+          seen_object_ = true;
+          const bool own = r.object.type != 0 && own_types_.contains(r.object.type);
+          if (own) {
+            ++g_.own_objects;
+            g_.own_bytes += r.object.size;
+            if (!g_.include_own) {
+              own_ranges_.emplace_back(r.object.addr, r.object.size);
+              break;
+            }
+          }
+          const Index i = b_.AddObject(r.object.addr, ClassFor(r.object.type, r.object.kind == format::kObjArray),
+                                       r.object.size, r.offset);
+          if (own) own_objects_.push_back(i);
           break;
+        }
         case Kind::kType: {
           TypeData& t = types_[r.type.addr];
           t.type = r.type;
@@ -98,6 +111,10 @@ class DumpLoader {
         }
         case Kind::kTypeInfo:
           types_[r.type_info.type].info = r.type_info;
+          // Decided as objects are read: the flag counts before the first
+          // object, where libdump's writer puts it (docs/FORMAT.md). Pass 2
+          // decides the same.
+          if ((r.type_info.flags & format::kTypeOwn) && !seen_object_) own_types_.insert(r.type_info.type);
           break;
         case Kind::kParams:
           ptr_size_ = r.params.ptr_size == 4 ? 4 : 8;
@@ -165,10 +182,12 @@ class DumpLoader {
       g_.threads.push_back(std::move(t));
     }
     g_.root_kinds = {"stack", "global", "other", "finalizer"};
+    std::sort(own_ranges_.begin(), own_ranges_.end());
     for (const PendingRoot& p : pending_roots_) {
       const Index o = FindContaining(g_, p.ptr);
       if (o == kNone) {
-        ++g_.dropped_roots;
+        // A root of libdump's own memory, left out with it.
+        if (!InOwnObject(p.ptr)) ++g_.dropped_roots;
         continue;
       }
       Root root;
@@ -201,6 +220,19 @@ class DumpLoader {
       }
       g_.roots.push_back(std::move(root));
     }
+    // Shown, libdump's own objects are each a root: one class per
+    // component, never a chain of what holds them.
+    if (!own_objects_.empty()) {
+      const uint32_t kind = static_cast<uint32_t>(g_.root_kinds.size());
+      g_.root_kinds.push_back("libdump");
+      for (const Index o : own_objects_) {
+        Root root;
+        root.object = o;
+        root.kind = kind;
+        root.label = g_.ClassName(o);
+        g_.roots.push_back(std::move(root));
+      }
+    }
     for (const auto& [sp, f] : frames) {
       FrameInfo fi{f.sp, f.parent, f.entry, f.pc, f.name};
       auto it = frame_of.find(sp);
@@ -219,6 +251,11 @@ class DumpLoader {
       const Index o = g_.Find(obj);
       if (o != kNone) g_.stack_of.emplace(o, s);
     }
+  }
+
+  bool InOwnObject(uint64_t ptr) const {
+    auto it = std::upper_bound(own_ranges_.begin(), own_ranges_.end(), std::pair<uint64_t, uint64_t>{ptr, UINT64_MAX});
+    return it != own_ranges_.begin() && ptr - std::prev(it)->first < std::prev(it)->second;
   }
 
   std::string PcName(uint64_t pc) const {
@@ -252,6 +289,7 @@ class DumpLoader {
       // A Go dump's types are layouts the runtime made up ("obj24[0,16]"),
       // not names: the typing pass may name their objects (--binary).
       if (go_) ci.named_by = NamedBy::kNothing;
+      ci.own = own_types_.contains(ci.id);
       if (it == types_.end()) continue;
       const TypeData& t = it->second;
       ci.instance_size = static_cast<uint32_t>(std::min<uint64_t>(t.type.size, UINT32_MAX));
@@ -354,6 +392,7 @@ class DumpLoader {
     while (reader.Next(r)) {
       Tick("references", reader);
       if (r.kind != Kind::kObject) continue;
+      if (!g_.include_own && r.object.type != 0 && own_types_.contains(r.object.type)) continue;
       if (i >= g_.size() || g_.where[i] != r.offset)
         throw format::FormatError(r.offset, "object", "the file changed while it was read");
       edges.Begin(i);
@@ -395,6 +434,10 @@ class DumpLoader {
   std::vector<bool> array_class_;
   std::unordered_map<uint64_t, TypeData> types_;
   std::vector<PendingRoot> pending_roots_;
+  bool seen_object_ = false;
+  std::unordered_set<uint64_t> own_types_;  // types flagged kTypeOwn before the first object
+  std::vector<std::pair<uint64_t, uint64_t>> own_ranges_;  // (addr, size) of own objects left out
+  std::vector<Index> own_objects_;  // own objects kept (include_own)
   std::vector<std::string> descriptions_;
   std::unordered_map<uint64_t, std::string> pc_names_;
   std::vector<format::ModuleRecord> modules_;

@@ -2,6 +2,7 @@
 // sample) and the damage a loader must report as one error.
 #include "load.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -10,6 +11,8 @@
 #include "analyze.h"
 #include "testing/hprof_reader_testutil.h"
 #include "libdump/format/reader.h"
+#include "libdump/format/sink.h"
+#include "libdump/format/writer.h"
 #include "object_detail.h"
 #include "paths.h"
 
@@ -82,6 +85,74 @@ TEST(LoadHprof, DamageIsOneFormatError) {
   } catch (const format::FormatError& e) {
     EXPECT_NE(std::string(e.what()).find(": HEAP DUMP SEGMENT: length "), std::string::npos) << e.what();
   }
+  unlink(path.c_str());
+}
+
+// A program's two objects and libdump's own two (one of them holding a
+// pointer to the program's): own objects, their roots and the references
+// out of them are left out, and counted; with include_own, they are in, one
+// class per component, each a root of kind "libdump".
+std::string WriteOwnDump(const std::string& name) {
+  const std::string path = ::testing::TempDir() + name;
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  EXPECT_GE(fd, 0);
+  format::FdSink sink(fd);
+  format::Writer w(sink);
+  w.Header();
+  w.Params({0, 8, 0, 0x1000, 0x2000});
+  constexpr uint64_t kOwn = 0x900, kNode = 0x800;
+  w.Type({kNode, 16, "Node", false, {{format::kFieldPtr, 0}}});
+  w.Type({kOwn, 0, "libdump: dump writer", false, {}});
+  w.TypeInfo({kOwn, format::kTypeOwn, 0, 0, 0});
+  const uint64_t user1[2] = {0x1010, 0}, user2[2] = {0, 0};
+  const uint64_t own1[4] = {0x1000, 0x1040, 0, 0}, own2[2] = {0, 0};
+  w.Object({0x1000, kNode, format::kObjRegular, 16}, user1);
+  w.Object({0x1010, kNode, format::kObjRegular, 16}, user2);
+  w.Object({0x1020, kOwn, format::kObjRegular, 32}, own1);
+  w.Object({0x1040, kOwn, format::kObjRegular, 16}, own2);
+  w.DataRoot({0x600000, 0x1000});
+  w.OtherRoot("libdump: the heap dump being written", 0x1020);
+  w.OtherRoot("libdump: the heap dump being written", 0x1048);  // inside the second
+  w.Eof();
+  ::close(fd);
+  EXPECT_FALSE(w.error());
+  return path;
+}
+
+TEST(LoadDump, LibdumpsOwnMemoryIsLeftOutAndCounted) {
+  const std::string path = WriteOwnDump("load_test_own.dump");
+  HeapGraph g;
+  Open(path, g);
+  ASSERT_EQ(g.size(), 2u);
+  EXPECT_EQ(g.own_objects, 2u);
+  EXPECT_EQ(g.own_bytes, 48u);
+  EXPECT_EQ(g.total_bytes, 32u);  // + own_bytes: every object of the file
+  EXPECT_EQ(g.Find(0x1020), kNone);
+  ASSERT_EQ(g.roots.size(), 1u);  // the data root; the own roots are not dropped ones
+  EXPECT_EQ(g.dropped_roots, 0u);
+  EXPECT_EQ(g.retained[g.Find(0x1000)], 32u);
+  for (const ClassInfo& c : g.classes) EXPECT_FALSE(c.own) << c.name;
+  unlink(path.c_str());
+}
+
+TEST(LoadDump, IncludeOwnShowsOneClassPerComponentEachObjectARoot) {
+  const std::string path = WriteOwnDump("load_test_own_in.dump");
+  HeapGraph g;
+  g.include_own = true;
+  Open(path, g);
+  ASSERT_EQ(g.size(), 4u);
+  EXPECT_EQ(g.own_objects, 2u);
+  EXPECT_EQ(g.total_bytes, 80u);
+  const Index own = g.Find(0x1020);
+  ASSERT_NE(own, kNone);
+  EXPECT_EQ(g.ClassName(own), "libdump: dump writer");
+  EXPECT_TRUE(g.classes[g.cls[own]].own);
+  EXPECT_EQ(g.Out(own).size(), 0u);  // holds nothing of the program's
+  size_t own_roots = 0;
+  for (const Root& r : g.roots) own_roots += g.root_kinds[r.kind] == "libdump";
+  EXPECT_EQ(own_roots, 2u);
+  EXPECT_EQ(g.idom[own], kSuperRoot);
+  EXPECT_EQ(g.retained[g.Find(0x1000)], 32u);  // the own pointer to it does not retain it
   unlink(path.c_str());
 }
 

@@ -8,6 +8,8 @@
 
 namespace libdump::heapgraph {
 
+std::string OwnLine(const HeapGraph& g) { return tools::OwnLine(g.own_objects, g.own_bytes, g.include_own); }
+
 std::string HexId(uint64_t id) {
   char b[24];
   snprintf(b, sizeof b, "0x%llx", static_cast<unsigned long long>(id));

@@ -12,6 +12,7 @@
 #include "histogram.h"
 #include "json_writer.h"
 #include "object_detail.h"
+#include "own_line.h"
 
 namespace libdump::heapgraph {
 
@@ -22,6 +23,9 @@ std::string Label(const HeapGraph& g, Index i);
 std::string HexId(uint64_t id);
 // An object id from "0x1000" or "4096"; false when it is neither.
 bool ParseId(const std::string& s, uint64_t* id);
+
+// own_line.h's line for g (HeapGraph::own_objects).
+std::string OwnLine(const HeapGraph& g);
 
 // The top retainers (children of the super root), most retained first.
 void PrintDominators(std::ostream& out, const HeapGraph& g, size_t top);

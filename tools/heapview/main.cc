@@ -21,6 +21,7 @@
 #include "load.h"
 #include "open_progress.h"
 #include "progress_line.h"
+#include "report.h"
 #include "server.h"
 #include "site.h"
 #include "typing.h"
@@ -64,7 +65,7 @@ void HoldUntil(const std::string& path) {
 libdump::heapgraph::IndexReport OpenWithProgress(const std::string& path, HeapGraph& g,
                                                  const libdump::typing::Options& typing,
                                                  const libdump::heapgraph::IndexOptions& index, bool quiet,
-                                                 Reporting& rep) {
+                                                 bool include_own, Reporting& rep) {
   using libdump::heapgraph::ProgressUnit;
   const uint64_t file_total = rep.state.StartFile(path, rep.next++, rep.files);
   libdump::heapgraph::ProgressLine line("heapview: indexing " + path, file_total, !quiet);
@@ -78,8 +79,10 @@ libdump::heapgraph::IndexReport OpenWithProgress(const std::string& path, HeapGr
     }
   };
   libdump::heapgraph::IndexOptions io = index;
-  io.salt = libdump::typing::CacheSalt(typing);
+  io.salt = libdump::typing::CacheSalt(typing) + (include_own ? "+own" : "");
+  g.include_own = include_own;
   const auto report = libdump::heapgraph::OpenIndexed(path, g, progress, io, [&](HeapGraph& h) {
+    h.include_own = include_own;
     libdump::typing::Open(path, h, typing, progress);
   });
   line.Clear();
@@ -100,7 +103,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> files;
   bool series_flag = false;
   unsigned port = 7000, threads = 0;
-  bool quiet = false;
+  bool quiet = false, include_own = false;
   libdump::typing::Options typing;
   libdump::heapgraph::IndexOptions index;
   std::string memory;
@@ -122,6 +125,9 @@ int main(int argc, char** argv) {
       "keep the analysed graph here and reopen it from there (default: $XDG_CACHE_HOME/libdump, "
       "for dumps of 64 MiB or more; with DIR, every dump)")(
       "no-index-cache", po::bool_switch(), "neither read nor write an index")(
+      "include-own", po::bool_switch(&include_own),
+      "show libdump's own memory (its dump writer, symbolizer, buffers), one class per component; left out by "
+      "default")(
       "memory", po::value<std::string>(&memory)->value_name("SIZE"),
       "bound the open's resident memory to SIZE (512M, 2G; default a quarter of physical memory; "
       "'unlimited'): past half of it the graph's arrays go to files in the index directory, read back as "
@@ -236,12 +242,12 @@ int main(int argc, char** argv) {
     const auto t0 = std::chrono::steady_clock::now();
     if (vm["no-index-cache"].as<bool>()) index.enabled = false;
     const bool from_index =
-        OpenWithProgress(file, g, typing, index, quiet, reporting).use == libdump::heapgraph::IndexUse::kLoaded;
+        OpenWithProgress(file, g, typing, index, quiet, include_own, reporting).use == libdump::heapgraph::IndexUse::kLoaded;
     if (series_flag) {
       std::vector<const HeapGraph*> series;
       for (size_t k = 0; k < files.size(); ++k) {
         current = files[k];
-        OpenWithProgress(files[k], older[k], typing, index, quiet, reporting);
+        OpenWithProgress(files[k], older[k], typing, index, quiet, include_own, reporting);
         series.push_back(&older[k]);
       }
       current = file;
@@ -251,7 +257,7 @@ int main(int argc, char** argv) {
     }
     if (!baseline.empty()) {
       current = baseline;
-      OpenWithProgress(baseline, base, typing, index, quiet, reporting);
+      OpenWithProgress(baseline, base, typing, index, quiet, include_own, reporting);
       current = file;
     }
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -260,6 +266,9 @@ int main(int argc, char** argv) {
              file.c_str(), g.size(), static_cast<unsigned long long>(g.total_bytes), g.classes.size(),
              from_index ? "read from its index" : "indexed", secs);
     if (!quiet) std::cerr << line;
+    if (const std::string own = libdump::heapgraph::OwnLine(g); !quiet && !own.empty()) {
+      std::cerr << "heapview: " << own << '\n';
+    }
     if (const auto m = libdump::heapgraph::GetMemoryStats(); !quiet && m.file_arrays) {
       std::cerr << "heapview: " << m.file_arrays << " arrays in files, budget "
                 << (libdump::heapgraph::MemoryBudget() >> 20) << " MiB\n";

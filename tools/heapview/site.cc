@@ -136,6 +136,9 @@ std::string Pages::Index_() {
     << Num(g_.classes.size()) << "</tr><tr><th>roots</th>" << Num(g_.roots.size()) << "</tr><tr><th>threads</th>"
     << Num(g_.threads.size()) << "</tr>";
   if (base_) h << "<tr><th>baseline</th><td>" << Escape(base_->path) << "</td></tr>";
+  if (const std::string own = heapgraph::OwnLine(g_); !own.empty()) {
+    h << "<tr><th>libdump's own</th><td>" << Escape(own) << "</td></tr>";
+  }
   {
     // The typed fraction (docs/TYPING.md): rules 1-4 name; a size does not.
     const typing::Stats st = typing::Measure(g_);

@@ -36,12 +36,16 @@ heapgraph::IndexOptions IndexOptionsOf(const Options& o) {
 
 void OpenCached(const Options& o, const std::string& path, heapgraph::HeapGraph& g, typing::Stats* stats = nullptr) {
   heapgraph::IndexOptions io = IndexOptionsOf(o);
-  io.salt = typing::CacheSalt(o.typing);
+  io.salt = typing::CacheSalt(o.typing) + (o.include_own ? "+own" : "");
+  g.include_own = o.include_own;
   // On a terminal only: readdump's stderr is otherwise for errors.
   heapgraph::ProgressLine line("readdump: indexing " + path, path, ::isatty(2) == 1);
   const heapgraph::Progress progress = line.Callback();
   const heapgraph::IndexReport r = heapgraph::OpenIndexed(
-      path, g, progress, io, [&](heapgraph::HeapGraph& h) { typing::Open(path, h, o.typing, progress, stats); });
+      path, g, progress, io, [&](heapgraph::HeapGraph& h) {
+        h.include_own = o.include_own;
+        typing::Open(path, h, o.typing, progress, stats);
+      });
   line.Clear();
   if (r.use == heapgraph::IndexUse::kLoaded && stats) *stats = typing::Measure(g);
   if (r.use == heapgraph::IndexUse::kUnsaved) std::cerr << "readdump: " << path << ": index not written: " << r.note << '\n';
@@ -78,6 +82,12 @@ int WriteFlame(const Options& o, const heapgraph::HeapGraph& g) {
   return 0;
 }
 
+// Text output states what was left out of it (or put in) first.
+void PrintOwnLine(const Options& o, const heapgraph::HeapGraph& g) {
+  if (o.json || o.flame) return;  // --flame's stdout is the folded file alone
+  if (const std::string line = heapgraph::OwnLine(g); !line.empty()) std::cout << line << '\n';
+}
+
 constexpr int kExitGrew = 3;
 
 int RunGrowth(const Options& o) {
@@ -88,6 +98,7 @@ int RunGrowth(const Options& o) {
     if (!OpenOther(o, o.series[k], graphs[k])) return 1;
   }
   OpenCached(o, o.file, graphs.back());
+  PrintOwnLine(o, graphs.back());
   std::vector<const HeapGraph*> series;
   for (const HeapGraph& g : graphs) series.push_back(&g);
   const Growth gr = AnalyzeGrowth(series);
@@ -123,6 +134,7 @@ int RunAnalysis(const Options& o) {
     HeapGraph old_heap;
     if (!OpenOther(o, o.diff_old, old_heap)) return 1;
     OpenCached(o, o.file, g);
+    PrintOwnLine(o, g);
     const auto rows = Diff(old_heap, g);
     if (o.json) {
       JsonWriter j(std::cout);
@@ -135,6 +147,7 @@ int RunAnalysis(const Options& o) {
   }
   typing::Stats stats;
   OpenCached(o, o.file, g, &stats);
+  PrintOwnLine(o, g);
   if (o.classes) {
     if (o.json) {
       JsonWriter j(std::cout);

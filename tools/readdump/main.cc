@@ -160,6 +160,7 @@ class Run {
     t.done = true;
     try {
       heapgraph::HeapGraph g;
+      g.include_own = o_.include_own;
       heapgraph::Load(path, g);
       t.stats = typing::Type(g, o_.typing);
       t.classes = ClassRows(g);
@@ -236,7 +237,7 @@ class Run {
   std::optional<tools::InputFile> input_;
   JsonWriter json_;
   Summary summary_;
-  Histogram histogram_;
+  Histogram histogram_{o_.include_own};
   std::optional<Typed> typed_;
   ThreadTable threads_;
   Validator validator_{[this](const Problem& p) { Report(p); }};

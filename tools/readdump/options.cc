@@ -67,6 +67,8 @@ ParseResult ParseOptions(int argc, const char* const* argv, Options& o, std::ost
        "the analysis verbs keep each dump's analysed graph here and reopen it from there (default: "
        "$XDG_CACHE_HOME/libdump for dumps of 64 MiB or more; with DIR, every dump)")
       ("no-index-cache", po::bool_switch(&o.no_index_cache), "neither read nor write an index")
+      ("include-own", po::bool_switch(&o.include_own),
+       "show libdump's own memory (its dump writer, symbolizer, buffers), one class per component; left out by default")
       ("memory", po::value<std::string>(&o.memory)->value_name("SIZE"),
        "bound the analysis verbs' resident memory to SIZE (512M, 2G; default a quarter of physical memory; "
        "'unlimited'): past half of it the graph's arrays go to files in the index directory")

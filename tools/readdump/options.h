@@ -37,6 +37,7 @@ struct Options {
   // The analysis verbs' index cache (tools/heapgraph/index_cache.h).
   std::string index_dir;
   bool no_index_cache = false;
+  bool include_own = false;  // --include-own: libdump's own memory in every view, one class per component
   std::string memory;  // --memory SIZE for the analysis verbs (empty: a quarter of physical memory)
   bool classes = false;      // the typed histogram (classes the typing pass named, with the rule)
   bool leaks = false;        // unreachable objects by class, and the largest unreachable clusters

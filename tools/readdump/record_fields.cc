@@ -58,8 +58,9 @@ std::string TypeFlagsName(uint64_t flags) {
   if (flags & format::kTypeConservative) add("conservative");
   if (flags & format::kTypePolymorphic) add("polymorphic");
   if (flags & format::kTypeArray) add("array");
-  const uint64_t unknown =
-      flags & ~uint64_t{format::kTypeConservative | format::kTypePolymorphic | format::kTypeArray};
+  if (flags & format::kTypeOwn) add("own");
+  const uint64_t unknown = flags & ~uint64_t{format::kTypeConservative | format::kTypePolymorphic |
+                                             format::kTypeArray | format::kTypeOwn};
   if (unknown != 0) add(HexString(unknown).c_str());
   return out;
 }

@@ -5,14 +5,25 @@
 
 #include "escape.h"
 #include "record_fields.h"
+#include "own_line.h"
 
 namespace libdump::readdump {
 
 void Histogram::Add(const format::Record& r) {
   if (r.kind == format::Kind::kObject) {
+    const bool own = r.object.type != 0 && own_types_.contains(r.object.type);
+    if (own) {
+      own_.count++;
+      own_.bytes += r.object.size;
+      if (!include_own_) return;
+    }
     Cell& c = cells_[r.object.type];
     c.count++;
     c.bytes += r.object.size;
+  } else if (r.kind == format::Kind::kTypeInfo) {
+    if ((r.type_info.flags & format::kTypeOwn) && cells_.empty() && own_.count == 0) {
+      own_types_.insert(r.type_info.type);
+    }
   } else if (r.kind == format::Kind::kType) {
     names_.try_emplace(r.type.addr, r.type.name);  // the first definition wins
   }
@@ -101,6 +112,9 @@ void PrintHistogram(std::ostream& out, const Histogram& h, uint64_t top) {
   std::snprintf(line, sizeof line, "%10llu %12llu  ", static_cast<unsigned long long>(t.count),
                 static_cast<unsigned long long>(t.bytes));
   out << line << "total, " << rows.size() << (h.typed() ? " classes\n" : " types\n");
+  if (const std::string own = tools::OwnLine(h.own_count(), h.own_bytes(), h.include_own()); !own.empty()) {
+    out << own << '\n';
+  }
 }
 
 void WriteHistogramJson(JsonWriter& json, const Histogram& h, uint64_t top) {
@@ -113,6 +127,11 @@ void WriteHistogramJson(JsonWriter& json, const Histogram& h, uint64_t top) {
   json.Bool(h.typed());
   json.Field("count", t.count);
   json.Field("bytes", t.bytes);
+  if (h.own_count() != 0) {  // libdump's own memory, left out of the rows unless included
+    json.Field("own_count", h.own_count());
+    json.Field("own_bytes", h.own_bytes());
+    json.Field("own_included", uint64_t{h.include_own()});
+  }
   json.Key("rows");
   json.BeginArray();
   for (size_t i = 0; i < shown; ++i) {

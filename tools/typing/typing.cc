@@ -103,6 +103,9 @@ void Context::ScanAll(const Visit& fn) {
   Index i = 0;
   while (reader->Next(r)) {
     if (r.kind != format::Kind::kObject) continue;
+    // An object the loader left out (libdump's own memory, heap_graph.h):
+    // before the next one the graph holds.
+    if (g_.own_objects != 0 && !g_.include_own && (i >= g_.size() || r.offset < g_.where[i])) continue;
     Tick(i, g_.size());
     if (i >= g_.size() || g_.where[i] != r.offset)
       throw format::FormatError(r.offset, "object", "the file changed since it was opened");

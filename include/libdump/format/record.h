@@ -85,6 +85,7 @@ enum TypeFlags : uint64_t {
   kTypeConservative = 1,  // objects carry no layout: scan every aligned word
   kTypePolymorphic = 2,   // named from a vtable's RTTI; vtable is that vtable
   kTypeArray = 4,         // elem_type/elem_size describe the elements
+  kTypeOwn = 8,           // libdump's own memory (the dump writer, symbolizer, ...), not the program's
 };
 
 struct EofRecord {

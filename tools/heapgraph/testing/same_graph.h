@@ -34,9 +34,13 @@ inline void ExpectSameAnalysis(const HeapGraph& a, const HeapGraph& b) {
   EXPECT_EQ(a.top_retainers, b.top_retainers);
   EXPECT_EQ(a.reachable_bytes, b.reachable_bytes);
   EXPECT_EQ(a.reachable_objects, b.reachable_objects);
+  EXPECT_EQ(a.include_own, b.include_own);
+  EXPECT_EQ(a.own_objects, b.own_objects);
+  EXPECT_EQ(a.own_bytes, b.own_bytes);
   ASSERT_EQ(a.classes.size(), b.classes.size());
   for (size_t c = 0; c < a.classes.size(); ++c) {
     EXPECT_EQ(a.classes[c].count, b.classes[c].count) << c;
+    EXPECT_EQ(a.classes[c].own, b.classes[c].own) << c;
     EXPECT_EQ(a.classes[c].bytes, b.classes[c].bytes) << c;
     EXPECT_EQ(a.classes[c].retained, b.classes[c].retained) << c;
   }
