@@ -341,7 +341,27 @@ void CoreImage::Parse() {
   ModuleList list = BuildModules(mappings_, mo);
   modules_ = std::move(list.modules);
   for (auto& line : list.damage) damage_.push_back(name_ + ": " + line);
+  TakeFlagsFromFiles();
   OpenFiles();
+}
+
+void CoreImage::TakeFlagsFromFiles() {
+  for (const ImageModule& mod : modules_) {
+    if (!mod.file_matches || mod.file.empty()) continue;
+    std::vector<ImageMapping*> bare;
+    for (ImageMapping& m : mappings_)
+      if (m.path == mod.path && m.start >= mod.start && m.end <= mod.end && !m.writable && !m.executable)
+        bare.push_back(&m);
+    if (bare.empty()) continue;
+    // gcore writes no (or a read-only) header for text it leaves out: the
+    // file's own PT_LOAD at the mapping's offset says it was executable,
+    // which the dump's modules (where pcs resolve) need.
+    const ElfInfo elf = ReadElfFile(mod.file);
+    for (ImageMapping* m : bare)
+      for (const ElfLoad& l : elf.loads)
+        if (l.executable && (l.offset & ~uint64_t{0xfff}) <= m->file_offset && m->file_offset < l.offset + l.filesz)
+          m->executable = true;
+  }
 }
 
 void CoreImage::BuildMappings(std::vector<ImageMapping> files, std::vector<Load> loads) {

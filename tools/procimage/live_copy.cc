@@ -15,8 +15,8 @@ namespace libdump::procimage {
 namespace {
 
 // Large enough that the per-call cost vanishes against the copy, small
-// enough that a mapping cut short is found without reading past it twice.
-constexpr size_t kChunk = 64u << 20;
+// enough to cost the tool little memory.
+constexpr size_t kChunk = 8u << 20;
 
 // Memory that changes while the process runs: what has to be copied while
 // it is stopped. Device mappings are left out (reading them can have
@@ -73,35 +73,47 @@ void LiveCopy::Copy(const std::string& dir) {
   if (bytes_ == 0) return;
   const int fd = TemporaryFile(dir);
   if (fd < 0) throw LiveError(dir + ": no temporary file for the copy of " + live_->Describe() + ": " + std::strerror(errno));
-  // Space taken up front: a copy into a mapping of a full file system would
-  // otherwise fail page by page.
-  int err = ::posix_fallocate(fd, 0, static_cast<off_t>(bytes_));
-  if (err == EOPNOTSUPP || err == EINVAL) err = ::ftruncate(fd, static_cast<off_t>(bytes_)) == 0 ? 0 : errno;
-  void* base = err == 0 ? ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
-  if (err == 0 && base == MAP_FAILED) err = errno;
-  ::close(fd);  // the mapping keeps the file
-  if (err != 0) {
+  // Sized first, so that the mapping made for the reads covers it all; a
+  // range the writes could not fill (no space left) reads as zeros and is
+  // listed, never a SIGBUS as a write through the mapping would be.
+  if (::ftruncate(fd, static_cast<off_t>(bytes_)) != 0) {
+    const int err = errno;
+    ::close(fd);
     const uint64_t bytes = bytes_;
     bytes_ = 0;
     regions_.clear();
     throw LiveError(dir + ": no room for the copy of " + live_->Describe() + " (" + std::to_string(bytes) +
                     " bytes): " + std::strerror(err));
   }
-  base_ = static_cast<uint8_t*>(base);
+  // Through a buffer the tool has touched before, then pwrite:
+  // process_vm_readv straight into the file's mapping (pages allocated up
+  // front, the mapping populated) stopped a 0.5 GB target 1.7 s, this 0.4 s.
+  std::vector<uint8_t> buffer(kChunk);
+  std::string failed;
   for (Region& r : regions_) {
     const uint64_t size = r.end - r.start;
     while (r.copied < size) {
       const size_t want = static_cast<size_t>(std::min<uint64_t>(kChunk, size - r.copied));
-      const size_t got = live_->Read(r.start + r.copied, base_ + r.offset + r.copied, want);
-      r.copied += got;
-      if (got < want) break;
+      const size_t got = live_->Read(r.start + r.copied, buffer.data(), want);
+      const ssize_t put = got == 0 ? 0 : ::pwrite(fd, buffer.data(), got, static_cast<off_t>(r.offset + r.copied));
+      if (put < 0 && failed.empty()) failed = std::strerror(errno);
+      r.copied += put > 0 ? static_cast<uint64_t>(put) : 0;
+      if (got < want || put != static_cast<ssize_t>(got)) break;
     }
     if (r.copied < size)
       damage_.push_back(live_->Describe() + ": " + Range(r.start, r.end) + ": " + std::to_string(r.copied) + " of " +
-                        std::to_string(size) + " bytes read while stopped; the rest from the running process");
+                        std::to_string(size) + " bytes copied while stopped" + (failed.empty() ? "" : " (" + dir + ": " + failed + ")") +
+                        "; the rest read from the running process");
   }
-  // Read once from here on, in address order.
-  ::madvise(base_, bytes_, MADV_SEQUENTIAL);
+  void* base = ::mmap(nullptr, bytes_, PROT_READ, MAP_SHARED, fd, 0);
+  const int err = errno;
+  ::close(fd);  // the mapping keeps the file
+  if (base == MAP_FAILED) {
+    bytes_ = 0;
+    regions_.clear();
+    throw LiveError(dir + ": cannot map the copy of " + live_->Describe() + ": " + std::strerror(err));
+  }
+  base_ = static_cast<uint8_t*>(base);
 }
 
 size_t LiveCopy::Read(uint64_t addr, void* out, size_t n) const {
