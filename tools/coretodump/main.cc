@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
 #include <cstdlib>
@@ -232,6 +233,13 @@ int main(int argc, char** argv) {
       c = Convert(*image, o, out, &error);
     }
     if (!c) {
+      // A damaged image says first what it lacks and where (a truncated
+      // core: the offset where it ends), then why no heap could be read.
+      const std::vector<std::string> damage = image->Damage();
+      auto cause = std::find_if(damage.begin(), damage.end(),
+                                [](const std::string& d) { return d.find("PT_NOTE") != std::string::npos; });
+      if (cause == damage.end() && !damage.empty()) cause = damage.begin();
+      if (cause != damage.end()) error = *cause + "; " + error;
       std::cerr << "coretodump: " << error << "\n";
       return kExitInvalid;
     }
