@@ -27,7 +27,7 @@ bool Copied(const ImageMapping& m) {
   if (m.path == "[vvar]" || m.path == "[vdso]" || m.path == "[vsyscall]" || m.path == "[vvar_vclock]") return false;
   if (m.path.rfind("/dev/", 0) == 0 && m.path.rfind("/dev/shm/", 0) != 0 && m.path.rfind("/dev/zero", 0) != 0)
     return false;
-  return m.writable || m.IsAnonymous() || m.path.find(" (deleted)") != std::string::npos;
+  return m.writable || m.IsAnonymous();
 }
 
 std::string Range(uint64_t start, uint64_t end) {
