@@ -60,6 +60,9 @@ if [ "$rc" = 0 ]; then
   echo "truncated: $(head -1 "$dir/half.err"); $(grep -c damage "$dir/half.err") damage lines; $(cat "$dir/half.out")"
 else
   [ "$rc" = 1 ] && [ "$(wc -l < "$dir/half.err")" = 1 ] || fail "truncated core: exit $rc: $(head -3 "$dir/half.err")"
+  # The line says where the core ends and what is missing past it.
+  grep -q "half.core:$((size / 2)): the core ends here, .*PT_NOTE.*missing" "$dir/half.err" ||
+    fail "truncated core: the error names no offset: $(cat "$dir/half.err")"
   echo "truncated: $(cat "$dir/half.err")"
 fi
 

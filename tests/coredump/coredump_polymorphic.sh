@@ -49,6 +49,7 @@ for class in 'shapes::Circle' 'shapes::Labelled' '(anonymous namespace)::Hidden'
   echo "$class: glibc $g, preload ${p:-not run}"
 done
 # The records have the runtime's shapes: typeinfo polymorphic with its vtable, an itab.
-"$readdump" --records "$dir/glibc.dump" | grep -q '^typeinfo .*flags=.*polymorphic' || fail "no polymorphic typeinfo"
-"$readdump" --records "$dir/glibc.dump" | grep -q '^itab ' || fail "no itab"
+# (grep -q would stop reading at the first match, and readdump, cut off, would fail the pipe.)
+"$readdump" --records "$dir/glibc.dump" | grep '^typeinfo .*flags=.*polymorphic' > /dev/null || fail "no polymorphic typeinfo"
+"$readdump" --records "$dir/glibc.dump" | grep '^itab ' > /dev/null || fail "no itab"
 echo PASS

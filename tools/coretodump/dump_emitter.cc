@@ -91,8 +91,9 @@ class Emitter {
           any = true;
         }
       }
-      // A core that left the text out (gcore) may not say which mapping was
-      // executable: every read-only mapping then, so that pcs still resolve.
+      // Neither the core nor the module's file says which mapping was
+      // executable (gcore keeps no text flags; the file is missing or
+      // differs): every read-only mapping then, so that pcs still resolve.
       for (const ImageMapping& map : image_.Mappings()) {
         if (!any && !map.writable && of_module(map)) w_.Module({map.start, map.end, map.file_offset, m.path, m.build_id});
       }

@@ -7,8 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <cstdio>
 #include <iostream>
@@ -23,6 +25,7 @@
 #include "libdump/format/sink.h"
 #include "libdump/format/writer.h"
 #include "detach_on_signal.h"
+#include "live_copy.h"
 #include "live_image.h"
 #include "module_files.h"
 #include "number_option.h"
@@ -70,13 +73,23 @@ std::optional<heapwalk::HeapWalk> WalkHeap(const procimage::ProcessImage& image,
   return std::nullopt;
 }
 
+// Where the live copy's temporary file goes: beside the output, which
+// needs room of the same order; $TMPDIR for standard output.
+std::string CopyDir(const std::string& out) {
+  if (out != "-") {
+    const auto slash = out.rfind('/');
+    return slash == std::string::npos ? "." : slash == 0 ? "/" : out.substr(0, slash);
+  }
+  const char* tmp = std::getenv("TMPDIR");
+  return tmp != nullptr && *tmp != 0 ? tmp : "/tmp";
+}
+
 struct Converted {
   heapwalk::HeapWalk walk;
   coretodump::EmitResult emitted;
 };
 
-// Walks and writes while the image holds (a live target stays stopped
-// through both). Throws OutputError.
+// Walks the image and writes its dump. Throws OutputError.
 std::optional<Converted> Convert(const procimage::ProcessImage& image, const Options& o, tools::OutputFile& out,
                                  std::string* error) {
   std::optional<heapwalk::HeapWalk> walk = WalkHeap(image, error);
@@ -138,7 +151,8 @@ int main(int argc, char** argv) {
       "usage: coretodump [options] CORE [EXE] -o OUT.dump\n"
       "       coretodump [options] --pid PID -o OUT.dump\n"
       "Writes the glibc malloc heap of an ELF core file (gcore, the kernel's) or of a running\n"
-      "process (stopped while it is read, resumed on every exit path) as a libdump heap dump.\n"
+      "process (stopped while its memory is copied once, into an unlinked file beside OUT or in $TMPDIR;\n"
+      "resumed on every exit path) as a libdump heap dump.\n"
       "EXE is the executable when it is not where the core says. An existing OUT is kept unless --force.\n"
       "exit status: 0 ok, 1 invalid input or failed output, 2 usage error\n"
       "Options");
@@ -198,15 +212,18 @@ int main(int argc, char** argv) {
       procimage::LiveOptions lo;
       lo.binaries = o.binaries;
       auto live = procimage::LiveImage::Attach(static_cast<int>(*pid), lo);
+      std::unique_ptr<procimage::LiveCopy> copy;
       {
         // A signal to the tool lets the target go before the tool dies (after
         // the output file's own handler: made later, it runs first).
         procimage::DetachOnSignal guard(live->StoppedThreads());
-        c = Convert(*live, o, out, &error);
-        live->Detach();
+        // The target is stopped only while its memory is copied; the walk
+        // and the payloads read the copy (docs/COREDUMP.md).
+        copy = procimage::LiveCopy::Take(std::move(live), CopyDir(o.out));
       }
-      stopped = std::chrono::duration<double>(live->StoppedFor()).count();
-      image = std::move(live);
+      stopped = std::chrono::duration<double>(copy->StoppedFor()).count();
+      c = Convert(*copy, o, out, &error);
+      image = std::move(copy);
     } else {
       procimage::CoreOptions co;
       co.executable = o.exe;
@@ -216,6 +233,13 @@ int main(int argc, char** argv) {
       c = Convert(*image, o, out, &error);
     }
     if (!c) {
+      // A damaged image says first what it lacks and where (a truncated
+      // core: the offset where it ends), then why no heap could be read.
+      const std::vector<std::string> damage = image->Damage();
+      auto cause = std::find_if(damage.begin(), damage.end(),
+                                [](const std::string& d) { return d.find("PT_NOTE") != std::string::npos; });
+      if (cause == damage.end() && !damage.empty()) cause = damage.begin();
+      if (cause != damage.end()) error = *cause + "; " + error;
       std::cerr << "coretodump: " << error << "\n";
       return kExitInvalid;
     }

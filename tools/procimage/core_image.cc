@@ -297,10 +297,20 @@ void CoreImage::Parse() {
     // What of the segment's bytes the file holds: a truncated core holds
     // less than p_filesz, and nothing past its end is ever read.
     const uint64_t held = ph.p_offset >= size_ ? 0 : std::min<uint64_t>(ph.p_filesz, size_ - ph.p_offset);
-    if (held < ph.p_filesz)
-      damage_.push_back(At(ph.p_offset) + ": " + (ph.p_type == PT_NOTE ? std::string("PT_NOTE") : "PT_LOAD of " + Range(ph.p_vaddr, ph.p_vaddr + ph.p_memsz)) +
-                        ": " + std::to_string(ph.p_filesz - held) + " of its " + std::to_string(ph.p_filesz) +
-                        " bytes lie past the end of the file (" + std::to_string(size_) + " bytes); absent");
+    if (held < ph.p_filesz && ph.p_type == PT_NOTE)
+      // Where the core ends, first: the notes (gdb writes them after the
+      // memory) hold the modules, threads and registers.
+      damage_.push_back(At(size_) + ": the core ends here, " +
+                        (held == 0 ? "before its PT_NOTE (at offset " + std::to_string(ph.p_offset) + ", " +
+                                         std::to_string(ph.p_filesz) + " bytes)"
+                                   : "inside its PT_NOTE (at offset " + std::to_string(ph.p_offset) + "), " +
+                                         std::to_string(ph.p_filesz - held) + " of its " + std::to_string(ph.p_filesz) +
+                                         " bytes absent") +
+                        ": the modules (NT_FILE), threads and registers (NT_PRSTATUS) past it are missing");
+    else if (held < ph.p_filesz)
+      damage_.push_back(At(ph.p_offset) + ": PT_LOAD of " + Range(ph.p_vaddr, ph.p_vaddr + ph.p_memsz) + ": " +
+                        std::to_string(ph.p_filesz - held) + " of its " + std::to_string(ph.p_filesz) +
+                        " bytes lie past the end of the core (" + std::to_string(size_) + " bytes); absent");
     if (ph.p_type == PT_NOTE) {
       if (held > 0) ReadNotes(elf, ph.p_offset, held, name_, &notes, &damage_);
       continue;
@@ -341,7 +351,27 @@ void CoreImage::Parse() {
   ModuleList list = BuildModules(mappings_, mo);
   modules_ = std::move(list.modules);
   for (auto& line : list.damage) damage_.push_back(name_ + ": " + line);
+  TakeFlagsFromFiles();
   OpenFiles();
+}
+
+void CoreImage::TakeFlagsFromFiles() {
+  for (const ImageModule& mod : modules_) {
+    if (!mod.file_matches || mod.file.empty()) continue;
+    std::vector<ImageMapping*> bare;
+    for (ImageMapping& m : mappings_)
+      if (m.path == mod.path && m.start >= mod.start && m.end <= mod.end && !m.writable && !m.executable)
+        bare.push_back(&m);
+    if (bare.empty()) continue;
+    // gcore writes no (or a read-only) header for text it leaves out: the
+    // file's own PT_LOAD at the mapping's offset says it was executable,
+    // which the dump's modules (where pcs resolve) need.
+    const ElfInfo elf = ReadElfFile(mod.file);
+    for (ImageMapping* m : bare)
+      for (const ElfLoad& l : elf.loads)
+        if (l.executable && (l.offset & ~uint64_t{0xfff}) <= m->file_offset && m->file_offset < l.offset + l.filesz)
+          m->executable = true;
+  }
 }
 
 void CoreImage::BuildMappings(std::vector<ImageMapping> files, std::vector<Load> loads) {

@@ -78,6 +78,9 @@ class CoreImage final : public ProcessImage {
   CoreImage(std::string name, const CoreOptions& options);
   void Parse();
   void BuildMappings(std::vector<ImageMapping> files, std::vector<Load> loads);
+  // Sets the executable bit of file mappings the core gave no flags for
+  // from the module's file.
+  void TakeFlagsFromFiles();
   void OpenFiles();
   size_t ReadCore(uint64_t addr, void* out, size_t n) const;
   size_t ReadFile(size_t mapping, uint64_t addr, void* out, size_t n) const;

@@ -175,6 +175,22 @@ TEST_F(CoreImageTest, ReadsLeftOutRodataFromTheMatchingFile) {
   EXPECT_FALSE(bare->FindMapping(target_->rodata_addr)->present);
 }
 
+TEST_F(CoreImageTest, TextIsExecutableAsTheModulesFilesSay) {
+  auto core = CoreImage::Open(*core_);
+  // Every thread waits in libc's code: its pc lies in an executable mapping
+  // of a module, though gcore's header for it says only readable.
+  for (const auto& t : core->Threads()) {
+    const ImageMapping* m = core->FindMapping(t.pc());
+    ASSERT_NE(m, nullptr) << t.tid;
+    EXPECT_TRUE(m->executable) << t.tid << " " << m->path;
+    EXPECT_FALSE(m->writable) << t.tid;
+  }
+  // Read-only data stays not executable.
+  const ImageMapping* rodata = core->FindMapping(target_->rodata_addr);
+  ASSERT_NE(rodata, nullptr);
+  EXPECT_FALSE(rodata->executable);
+}
+
 TEST_F(CoreImageTest, AnExplicitExecutableIsCheckedByBuildId) {
   // A copy elsewhere matches: it is used.
   const std::string copy = *dir_ + "/renamed";
