@@ -66,7 +66,9 @@ OwnComponent SetOwnComponent(OwnComponent c) {
     if (prev == OwnComponent::kNone && c != OwnComponent::kNone) {
       t_saved_countdown = h->sample_left;
       h->sample_left = kOwnCountdown;
-    } else if (prev != OwnComponent::kNone && c == OwnComponent::kNone) {
+    } else if (prev != OwnComponent::kNone && c == OwnComponent::kNone && h->sample_left == kOwnCountdown) {
+      // Unless a countdown was drawn inside (SetSampleInterval: the heap
+      // profiler started from libdump's own work), which is the one to keep.
       h->sample_left = t_saved_countdown;
     }
   }

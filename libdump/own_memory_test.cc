@@ -83,5 +83,18 @@ TEST(OwnMemory, EveryComponentHasANamedOwnType) {
   EXPECT_FALSE(IsOwnType(0));
 }
 
+TEST(OwnMemory, SamplingStartedInsideAComponentGoesOnAfterIt) {
+  // The heap profiler starts from libdump's own work: the countdown drawn
+  // there must survive the component's end, or the thread never samples.
+  {
+    const OwnScope s(OwnComponent::kProfiler);
+    SetSampleInterval(1);  // every allocation of the program sampled from here on
+  }
+  void* p = Allocate(64);
+  EXPECT_TRUE(IsSampled(p));
+  SetSampleInterval(0);
+  Free(p);
+}
+
 }  // namespace
 }  // namespace libdump::internal

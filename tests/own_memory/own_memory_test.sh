@@ -28,7 +28,7 @@ check() {  # DUMP NAME
   if echo "$rows" | grep -q 'libdump'; then fail "$name: libdump in the top five retainers: $rows"; fi
   # The sums: the histogram without libdump's own, plus its line, is every object of the dump.
   rd --histogram "$dump" > "$dir/$name.hist"
-  read -r total_n total_b <<< "$(awk '/total, [0-9]* types$/ { print $1, $2 }' "$dir/$name.hist")"
+  read -r total_n total_b <<< "$(awk '/total, [0-9]* (types|classes)$/ { print $1, $2 }' "$dir/$name.hist")"
   grep -qx "libdump's own: $n objects, $b bytes, excluded; --include-own to show" "$dir/$name.hist" ||
     fail "$name: the histogram's own line differs from the dominators': $(tail -1 "$dir/$name.hist")"
   if grep -q '^ .* libdump: ' "$dir/$name.hist"; then fail "$name: a libdump class in the default histogram"; fi
@@ -36,7 +36,7 @@ check() {  # DUMP NAME
   [ $((total_n + n)) = "$all_n" ] && [ $((total_b + b)) = "$all_b" ] ||
     fail "$name: $total_n + $n objects, $total_b + $b bytes; the dump holds $all_n, $all_b"
   rd --include-own --histogram "$dump" > "$dir/$name.hist-own"
-  read -r in_n in_b <<< "$(awk '/total, [0-9]* types$/ { print $1, $2 }' "$dir/$name.hist-own")"
+  read -r in_n in_b <<< "$(awk '/total, [0-9]* (types|classes)$/ { print $1, $2 }' "$dir/$name.hist-own")"
   [ "$in_n $in_b" = "$all_n $all_b" ] || fail "$name: --include-own histogram totals $in_n, $in_b"
   grep -q ' libdump: dump writer$' "$dir/$name.hist-own" || fail "$name: no 'libdump: dump writer' class with --include-own"
   # Shown, it is classes of its own and roots of its own, never held-by chains.

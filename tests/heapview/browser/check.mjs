@@ -26,9 +26,9 @@ await withChromium(async (browser) => {
   check('histogram: 7 Node, 168 bytes, 224 retained', JSON.stringify(row('Node')) === '["Node","7","168","224"]',
         JSON.stringify(row('Node')));
   // F is untyped in the dump; the typing pass names it by its holder, D's child field.
-  check('histogram: 1 (held by Node +0x8), 64 bytes',
-        JSON.stringify(row('(held by Node +0x8)')) === '["(held by Node +0x8)","1","64","64"]',
-        JSON.stringify(row('(held by Node +0x8)')));
+  check('histogram: 1 (held by Node::child), 64 bytes',
+        JSON.stringify(row('(held by Node::child)')) === '["(held by Node::child)","1","64","64"]',
+        JSON.stringify(row('(held by Node::child)')));
   const script = '<script>alert(1)</script>';
   check('histogram: the class <script>alert(1)</script> is shown as text, 1 instance, 16 bytes',
         JSON.stringify(row(script)) === JSON.stringify([script, '1', '16', '16']), JSON.stringify(row(script)));
@@ -76,8 +76,8 @@ await withChromium(async (browser) => {
   await follow('a[href="/path/0x1200"]', 'path from the roots');
   await page.goto(`${url}path/0x1500`, { waitUntil: 'load' });
   const chain = await page.$$eval('#path > li > a', (as) => as.map((a) => a.textContent));
-  check('path to (held by Node +0x8)@0x1500: Node@0x1200 -> Node@0x1300 -> (held by Node +0x8)@0x1500',
-        JSON.stringify(chain) === '["Node@0x1200","Node@0x1300","(held by Node +0x8)@0x1500"]', JSON.stringify(chain));
+  check('path to (held by Node::child)@0x1500: Node@0x1200 -> Node@0x1300 -> (held by Node::child)@0x1500',
+        JSON.stringify(chain) === '["Node@0x1200","Node@0x1300","(held by Node::child)@0x1500"]', JSON.stringify(chain));
   check('the root chain starts at the registry root',
         (await page.$eval('#path > li', (li) => li.textContent)).includes('root: other registry'));
   await page.goto(`${url}object/0x9999`, { waitUntil: 'load' });
