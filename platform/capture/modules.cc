@@ -13,17 +13,6 @@ namespace libdump::capture {
 
 namespace {
 
-std::string Hex(const uint8_t* p, size_t n) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string s;
-  s.reserve(2 * n);
-  for (size_t i = 0; i < n; ++i) {
-    s += kDigits[p[i] >> 4];
-    s += kDigits[p[i] & 15];
-  }
-  return s;
-}
-
 // Finds NT_GNU_BUILD_ID in a PT_NOTE segment (notes are 4-byte aligned on Linux).
 std::string BuildIdFromNotes(const uint8_t* p, size_t size) {
   size_t off = 0;
@@ -35,7 +24,7 @@ std::string BuildIdFromNotes(const uint8_t* p, size_t size) {
     const size_t next = desc_at + ((h.n_descsz + 3) & ~3u);
     if (next > size || next <= off) break;
     if (h.n_type == NT_GNU_BUILD_ID && h.n_namesz == 4 && std::memcmp(p + name_at, "GNU", 4) == 0) {
-      return Hex(p + desc_at, h.n_descsz);
+      return BuildIdHex(p + desc_at, h.n_descsz);
     }
     off = next;
   }
@@ -120,6 +109,19 @@ Module FromRaw(const RawModule& r, bool first) {
 }
 
 }  // namespace
+
+std::string BuildIdHex(const void* p, size_t n) {
+  static const char kDigits[] = "0123456789abcdef";
+  const auto* b = static_cast<const unsigned char*>(p);
+  n = n < 64 ? n : 64;
+  std::string s;
+  s.reserve(2 * n);
+  for (size_t i = 0; i < n; ++i) {
+    s += kDigits[b[i] >> 4];
+    s += kDigits[b[i] & 15];
+  }
+  return s;
+}
 
 std::vector<Module> LoadedModules() {
   size_t n = 0;

@@ -27,6 +27,11 @@ struct Module {
   uint64_t relro_start = 0, relro_end = 0;  // PT_GNU_RELRO: read-only once relocated
 };
 
+// Lower-case hex of a build-id's bytes, at most its first 64 (a hostile
+// note's length never makes a giant string); shared by the tools that read
+// build-ids out of files and cores.
+std::string BuildIdHex(const void* p, size_t n);
+
 // Every module currently loaded.
 std::vector<Module> LoadedModules();
 

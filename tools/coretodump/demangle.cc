@@ -6,7 +6,7 @@
 
 namespace libdump::coretodump {
 
-std::string Demangle(const std::string& mangled) {
+std::string DemangleTypeName(const std::string& mangled) {
   int status = 0;
   char* d = abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status);
   if (d == nullptr) return mangled;

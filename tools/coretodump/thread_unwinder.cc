@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "demangle.h"
+#include "platform/capture/symbol_tables.h"
 
 namespace libdump::coretodump {
 
@@ -129,7 +129,7 @@ std::string ThreadUnwinder::NameOf(uint64_t pc, UnwoundFrame& f) {
       // "__libc_start_main@@GLIBC_2.34": the version is not the function's name.
       f.symbol.assign(name, std::strcspn(name, "@"));
       f.entry = pc - offset;
-      return Demangle(f.symbol);
+      return capture::Demangle(f.symbol);
     }
   }
   if (const procimage::ImageModule* m = image_.FindModule(pc)) {

@@ -51,7 +51,7 @@ std::string VtableClasses::ClassOf(uint64_t vptr) {
   // A leading '*' marks a name compared by address (a class local to its unit).
   if (!mangled.empty() && mangled[0] == '*') mangled.erase(0, 1);
   if (mangled.empty()) return {};
-  return Demangle(mangled);
+  return DemangleTypeName(mangled);
 }
 
 bool VtableClasses::Note(uint64_t first_word, uint64_t object_size) {

@@ -7,21 +7,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "platform/capture/modules.h"
+
 namespace libdump::procimage {
 namespace {
 
 constexpr uint64_t kPage = 4096;
-
-std::string Hex(const void* p, ssize_t n) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string s;
-  const auto* b = static_cast<const unsigned char*>(p);
-  for (ssize_t i = 0; i < n && i < 64; ++i) {
-    s += kDigits[b[i] >> 4];
-    s += kDigits[b[i] & 15];
-  }
-  return s;
-}
 
 ElfInfo Describe(Elf* elf) {
   ElfInfo info;
@@ -29,7 +20,7 @@ ElfInfo Describe(Elf* elf) {
   info.is_elf = true;
   const void* id = nullptr;
   const ssize_t n = dwelf_elf_gnu_build_id(elf, &id);
-  if (n > 0) info.build_id = Hex(id, n);
+  if (n > 0) info.build_id = capture::BuildIdHex(id, static_cast<size_t>(n));
   size_t phnum = 0;
   if (elf_getphdrnum(elf, &phnum) != 0) return info;
   // A real file has a few dozen; the bound keeps a hostile count cheap

@@ -9,6 +9,8 @@
 
 #include <cstring>
 
+#include "platform/capture/modules.h"
+
 namespace libdump::typing {
 namespace {
 
@@ -30,17 +32,6 @@ struct Opened {
     if (fd >= 0) ::close(fd);
   }
 };
-
-std::string Hex(const void* p, ssize_t n) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::string s;
-  const auto* b = static_cast<const unsigned char*>(p);
-  for (ssize_t i = 0; i < n && i < 64; ++i) {
-    s += kDigits[b[i] >> 4];
-    s += kDigits[b[i] & 15];
-  }
-  return s;
-}
 
 // Whether the file has a .debug_info section with contents: its section
 // headers only (opening the DWARF would decompress it).
@@ -68,7 +59,7 @@ std::string BuildIdOf(const std::string& path) {
   if (f.elf == nullptr) return "";
   const void* id = nullptr;
   const ssize_t n = dwelf_elf_gnu_build_id(f.elf, &id);
-  return n > 0 ? Hex(id, n) : "";
+  return n > 0 ? capture::BuildIdHex(id, static_cast<size_t>(n)) : "";
 }
 
 std::vector<LoadSegment> LoadSegments(const std::string& path) {
