@@ -47,6 +47,37 @@ bool FindMember(CxxProgram& p, uint32_t t, std::string_view name, uint64_t* off,
 
 uint32_t Arg(const CxxType& t, size_t i) { return i < t.template_types.size() ? t.template_types[i] : kNoCxxType; }
 
+// The alignment the x86-64 ABI gives a type, from its members; 0 when a
+// member's is not known (a function, a pointer to member), which keeps a
+// layout computed from it from being used.
+uint64_t AlignOf(CxxProgram& p, uint32_t t, int depth) {
+  if (t == kNoCxxType || depth > kMaxMemberDepth) return 0;
+  const CxxType& ty = p.type(t);
+  switch (ty.kind) {
+    case CxxKind::kBase:
+    case CxxKind::kEnum:
+      return ty.size != 0 && ty.size <= 16 && (ty.size & (ty.size - 1)) == 0 ? ty.size : 0;
+    case CxxKind::kPointer:
+      return p.ptr_size();
+    case CxxKind::kArray:
+      return AlignOf(p, ty.elem, depth + 1);
+    case CxxKind::kStruct:
+    case CxxKind::kUnion: {
+      uint64_t a = 1;
+      for (const CxxMember& m : ty.members) {
+        const uint64_t ma = AlignOf(p, m.type, depth + 1);
+        if (ma == 0) return 0;
+        a = std::max(a, ma);
+      }
+      return a;
+    }
+    default:
+      return 0;
+  }
+}
+
+uint64_t AlignUp(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+
 // The first pointer in t (depth first through its members and bases): a
 // unique_ptr's, inside its tuple.
 bool FirstPointer(CxxProgram& p, uint32_t t, int depth, uint64_t* off, uint32_t* type) {
@@ -85,7 +116,7 @@ std::string ReachName(const Reach& r) {
 struct Expander::Slot {
   enum Op : uint8_t {
     kPtr, kSelf, kString, kVector, kRbTree, kList, kFwdList, kHashtable, kDeque, kFunction, kTagged,
-    kOptional, kVariant, kArrayPtr, kSwiss, kProtoMap,
+    kOptional, kVariant, kArrayPtr, kSwiss, kProtoMap, kBtree,
   };
   Op op;
   uint64_t off;     // of the value in the plan's type
@@ -311,6 +342,30 @@ void Expander::BuildPlan(CxxProgram& p, uint32_t t, uint64_t base, int depth, Pl
         p.type(table).elem != kNoCxxType) {
       add({Slot::kProtoMap, 0, node, p.type(table).elem, o1, o2});
     }
+    return;
+  }
+  // abseil's btree node: DWARF gives it no data members; its layout
+  // (Layout<node*, [uint32_t generation,] field_type, slot_type, node*>, a
+  // parameter pack DWARF does not spell out) places the parent, the bytes position, start, finish and max_count, the
+  // slots, and in an internal node (max_count 0) the children after
+  // kNodeSlots slots: the most whose node fits the params' target size, at
+  // least 4. Built without generations (abseil keeps them for sanitizer
+  // builds), field_type one byte.
+  if (n.starts_with("absl::") && n.find("::container_internal::btree_node<") != std::string::npos) {
+    const uint32_t slot = p.NestedType(t, "slot_type"), field = p.NestedType(t, "field_type");
+    const uint32_t params = Arg(ty, 0);
+    if (slot == kNoCxxType || field == kNoCxxType || params == kNoCxxType) return;
+    const CxxType& pt = p.type(params);
+    const uint64_t ss = p.type(slot).size, sa = AlignOf(p, slot, 0);
+    if (ss == 0 || sa == 0 || p.type(field).size != 1 || pt.template_values.empty() || pt.template_values[0] <= 0 ||
+        pt.template_values[0] > (1 << 16)) {
+      return;
+    }
+    const uint64_t slots_at = AlignUp(8 + 4, sa), target = static_cast<uint64_t>(pt.template_values[0]);
+    uint64_t node_slots = 0;
+    while (node_slots < 255 && AlignUp(slots_at + (node_slots + 1) * ss, 8) <= target) ++node_slots;
+    node_slots = std::max<uint64_t>(node_slots, 4);
+    add({Slot::kBtree, 0, slot, t, slots_at, ss, AlignUp(slots_at + node_slots * ss, 8), node_slots});
     return;
   }
   if (n == "std::_Function_base") {
@@ -558,6 +613,31 @@ void Expander::Run(CxxProgram& p, const Plan& plan, uint64_t addr, const MemoryR
         const uint64_t table = word(at + s.x), buckets = count_at(at + s.y);
         if (table == 0 || buckets == 0 || buckets == UINT64_MAX || buckets >= kMaxCount || buckets % 2 != 0) break;
         reach(table, s.b, buckets, Reach::kArray).map_node = s.a;
+        break;
+      }
+      case Slot::kBtree: {
+        // The live slots [start, finish); an internal node's finish - start + 1
+        // children, each named only once its own payload proves the links:
+        // its parent is this node and its position its index here.
+        uint8_t f[4];  // position, start, finish, max_count
+        // A node abseil wrote: start 0, finish within the slots, max_count 0
+        // (internal) or at least finish (a leaf).
+        if (depth >= 4 || !mem.Read(at + 8, f, 4) || f[1] != 0 || f[2] > s.w || f[3] > s.w ||
+            (f[3] != 0 && f[2] > f[3])) {
+          break;
+        }
+        const Plan& sub = PlanOf(p, s.a);
+        if (!sub.building && !sub.slots.empty()) {
+          for (uint64_t i = f[1]; i < f[2] && budget > 0; ++i) Run(p, sub, at + s.x + i * s.y, mem, budget, out, depth + 1);
+        }
+        if (f[3] != 0) break;  // a leaf
+        for (uint64_t i = f[1]; i <= f[2]; ++i) {
+          const uint64_t child = word(at + s.z + 8 * i);
+          if (child == 0) continue;
+          Reach& r = reach(child, s.b, 1, Reach::kValue);
+          r.parent_link = at;
+          r.parent_index = static_cast<int>(i);
+        }
         break;
       }
       case Slot::kTagged: {

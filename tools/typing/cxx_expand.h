@@ -30,6 +30,10 @@
 // through its members ctrl_, slots_ and capacity_): the slot array slots_
 // points at, inside the allocation that starts at ctrl_, its full slots
 // (control byte >= 0) expanded; a map_slot_type union through its `value`.
+// abseil's btree_node<P> (no members in DWARF: the layout abseil's Layout
+// gives it, from its nested slot_type and P's target node size): its live
+// values, and an internal node's children, each carrying the links its own
+// payload must prove (Reach::parent_link) before it is named.
 // Protocol Buffers' google::protobuf::Map<K, V>::InnerMap (table_, num_buckets_):
 // the table's num_buckets_ entries, each list's InnerMap::Node chain.
 //
@@ -87,6 +91,10 @@ struct Reach {
   // lists its entries head (an entry equal to its pair's other, b ^ 1, is a
   // tree, not followed).
   uint32_t map_node = kNoCxxType;
+  // Named only once the target's own payload proves the link (an abseil
+  // btree child): its first word is parent_link, its byte 8 parent_index.
+  uint64_t parent_link = 0;
+  int parent_index = -1;
 };
 
 // The class name a reach gives its target: the type's DWARF name, "T[]",

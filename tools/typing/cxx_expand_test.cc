@@ -12,6 +12,15 @@
 #include <unordered_map>
 #include <vector>
 
+// abseil's btree, when the build has it (ABSL_BTREE in CMake) and without
+// the generation counters abseil adds under sanitizers (a layout the rule
+// does not read).
+#if defined(LIBDUMP_TEST_ABSL_BTREE) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define CXX_EXPAND_TEST_BTREE 1
+#include <absl/container/btree_map.h>
+#include <malloc.h>
+#endif
+
 // Real libstdc++ containers of this process, expanded through this test's
 // own DWARF (built -g): what each reaches is what the container holds.
 struct CxxExpandTestItem {
@@ -29,6 +38,12 @@ struct CxxExpandTestHolder {
   std::string long_name;
 };
 CxxExpandTestHolder* cxx_expand_test_holder;
+#ifdef CXX_EXPAND_TEST_BTREE
+struct CxxExpandTestTree {
+  absl::btree_map<int, CxxExpandTestItem> map;
+};
+CxxExpandTestTree* cxx_expand_test_tree;
+#endif
 
 namespace libdump::typing {
 namespace {
@@ -231,6 +246,69 @@ TEST(CxxExpandProtoMapTest, ListHeadsNotTrees) {
   for (const Reach& x : out) got.push_back(x.addr);
   EXPECT_EQ(got, (std::vector<uint64_t>{reinterpret_cast<uint64_t>(&a), reinterpret_cast<uint64_t>(&b)}));
 }
+
+#ifdef CXX_EXPAND_TEST_BTREE
+// Every node of a real btree, walked from the map through the reaches alone:
+// the values' strings are exactly the map's, and every child reached carries
+// the links its own payload proves (parent, position).
+TEST_F(CxxExpandTest, AbseilBtreeNodesReachTheirValuesAndProvedChildren) {
+  CxxExpandTestTree tree;
+  std::set<uint64_t> expected;
+  for (int i = 0; i < 300; ++i) tree.map.emplace(i, CxxExpandTestItem{i, std::string(40 + i % 7, 'b')});
+  for (const auto& [k, v] : tree.map) expected.insert(A(v.name.data()));
+  cxx_expand_test_tree = &tree;
+  const uint32_t t = program_->FindType("CxxExpandTestTree");
+  ASSERT_NE(t, kNoCxxType);
+  std::vector<Reach> work = Expand(&tree, sizeof tree, t);
+  std::set<uint64_t> nodes, strings;
+  size_t children = 0;
+  while (!work.empty()) {
+    const Reach r = work.back();
+    work.pop_back();
+    if (r.naming == Reach::kStringBuffer) {
+      strings.insert(r.addr);
+      continue;
+    }
+    ASSERT_NE(ReachName(r).find("::container_internal::btree_node<"), std::string::npos) << ReachName(r);
+    if (r.parent_link != 0) {
+      ++children;
+      EXPECT_EQ(*reinterpret_cast<const uint64_t*>(r.addr), r.parent_link);
+      EXPECT_EQ(reinterpret_cast<const uint8_t*>(r.addr)[8], r.parent_index);
+    }
+    if (!nodes.insert(r.addr).second) continue;  // the rightmost leaf: a child and the tree's rightmost_
+    const void* node = reinterpret_cast<const void*>(r.addr);
+    const std::vector<Reach> more = Expand(node, malloc_usable_size(const_cast<void*>(node)), r.type);
+    work.insert(work.end(), more.begin(), more.end());
+  }
+  EXPECT_EQ(strings, expected);
+  EXPECT_GT(nodes.size(), 10u);
+  EXPECT_EQ(children, nodes.size() - 1);  // every node but the root, once
+}
+
+// A node's bytes copied elsewhere: its children do not point back at the
+// copy, so the links a reach carries do not hold there.
+TEST_F(CxxExpandTest, AbseilBtreeChildrenOfACopiedNodeAreNotProved) {
+  CxxExpandTestTree tree;
+  for (int i = 0; i < 100; ++i) tree.map.emplace(i, CxxExpandTestItem{i, "x"});
+  cxx_expand_test_tree = &tree;
+  const uint32_t t = program_->FindType("CxxExpandTestTree");
+  ASSERT_NE(t, kNoCxxType);
+  const std::vector<Reach> top = Expand(&tree, sizeof tree, t);
+  ASSERT_FALSE(top.empty());
+  const void* root = reinterpret_cast<const void*>(top.front().addr);
+  const size_t size = malloc_usable_size(const_cast<void*>(root));
+  std::vector<uint64_t> copy(size / 8 + 1);
+  std::memcpy(copy.data(), root, size);
+  size_t proved = 0, children = 0;
+  for (const Reach& r : Expand(copy.data(), size, top.front().type)) {
+    if (r.parent_link == 0) continue;
+    ++children;
+    if (*reinterpret_cast<const uint64_t*>(r.addr) == r.parent_link) ++proved;
+  }
+  EXPECT_GT(children, 0u);
+  EXPECT_EQ(proved, 0u);
+}
+#endif
 
 }  // namespace
 }  // namespace libdump::typing

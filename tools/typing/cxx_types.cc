@@ -455,6 +455,22 @@ const CxxType& CxxProgram::type(uint32_t id) {
   return t;
 }
 
+uint32_t CxxProgram::NestedType(uint32_t id, std::string_view name) {
+  if (id >= die_of_.size() || die_of_[id] == UINT64_MAX) return kNoCxxType;
+  Dwarf_Die die, c;
+  if (dwarf_offdie(impl_->debug.dwarf(), die_of_[id], &die) == nullptr || dwarf_child(&die, &c) != 0) return kNoCxxType;
+  size_t n = 0;
+  do {
+    const int tag = dwarf_tag(&c);
+    if ((tag == DW_TAG_typedef || tag == DW_TAG_structure_type || tag == DW_TAG_class_type ||
+         tag == DW_TAG_enumeration_type || tag == DW_TAG_union_type) &&
+        DieName(&c) == name) {
+      return Load(dwarf_dieoffset(&c));
+    }
+  } while (++n < kMaxMembers && dwarf_siblingof(&c, &c) == 0);
+  return kNoCxxType;
+}
+
 uint32_t CxxProgram::PointerTo(uint32_t t) {
   auto [it, fresh] = pointer_to_.try_emplace(t, 0);
   if (!fresh) return it->second;

@@ -96,6 +96,10 @@ class CxxProgram {
   size_t type_count() const { return types_.size(); }
   // The definition with this (qualified) name, or kNoCxxType.
   uint32_t FindType(std::string_view name);
+  // The type class `id` declares inside itself by this name (a nested
+  // typedef, class or enum: abseil's btree_node<P>::slot_type), typedefs
+  // looked through; kNoCxxType when it declares none.
+  uint32_t NestedType(uint32_t id, std::string_view name);
   // The type the vtable address point `addr` (link-time) belongs to, from
   // the `_ZTV` symbols: the symbol + 16 (two words: offset to top, RTTI).
   uint32_t VtableType(uint64_t addr);

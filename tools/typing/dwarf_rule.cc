@@ -180,7 +180,7 @@ class DwarfTyper {
   // everything (one value of the type that named it), else the whole work.
   void Pend(Index i, const Reach& work) {
     const bool simple = work.naming == Reach::kValue && work.live_begin == 0 && work.live_end == UINT64_MAX &&
-                        work.deque_elem == kNoCxxType && !work.leaf && typing_[i] != 0 &&
+                        work.deque_elem == kNoCxxType && !work.leaf && work.parent_link == 0 && typing_[i] != 0 &&
                         typings_[typing_[i] - 1].program == work.program && typings_[typing_[i] - 1].type == work.type &&
                         typings_[typing_[i] - 1].naming == Reach::kValue;
     if (!simple) {
@@ -594,6 +594,16 @@ class DwarfTyper {
       }
       return;
     }
+    if (r.parent_link != 0) {
+      // Named when its payload is read and proves the link (Expand); one
+      // whose payload is never read (it points nowhere) stays unnamed.
+      if ((state_[i] & (kPending | kDone)) || g_.Out(i).empty()) {
+        typing_[i] = 0;
+        return;
+      }
+      Pend(i, r);
+      return;
+    }
     if (!ctx_.Name(i, ClassOf(key), Rule::kDwarf, r.naming == Reach::kValue ? 0 : std::max<uint64_t>(count, 1))) return;
     if (state_[i] & (kPending | kDone)) return;
     // An object that points into no object (a string's characters, an
@@ -609,6 +619,16 @@ class DwarfTyper {
 
   // `from`: the object whose payload `mem` is (kNone: a global or a local).
   void Expand(const Reach& what, const MemoryReader& mem, Index from = kNone) {
+    if (what.parent_link != 0) {
+      uint64_t parent = 0;
+      uint8_t index = 0;
+      if (from == kNone || !mem.Word(g_.ids[from], &parent) || parent != what.parent_link ||
+          !mem.Read(g_.ids[from] + 8, &index, 1) || index != what.parent_index) {
+        if (from != kNone) typing_[from] = 0;  // not a child of that node: left to the other rules
+        return;
+      }
+      if (!ctx_.Name(from, ClassOf(typing_[from]), Rule::kDwarf, 0)) return;
+    }
     out_.clear();
     expander_.Expand(what, mem, budget_, out_);
     const std::vector<Reach> found = std::move(out_);

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "analyze.h"
+#include "eh_pool_rule.h"
 #include "go_rule.h"
 #include "libdump/format/reader.h"
 
@@ -138,6 +139,7 @@ Stats Type(HeapGraph& g, const Options& o, const heapgraph::Progress& progress) 
     ApplyDwarfRule(ctx);
     ctx.SetStep("typing: standard-library shapes");
     ApplyShapeRule(ctx);
+    ApplyEhPoolRule(ctx);
     ctx.SetStep("typing: holders");
     ApplyHolderRule(ctx);
     ctx.SetStep("typing: sizes");

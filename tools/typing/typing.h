@@ -9,6 +9,7 @@
 //   1. kDump    the dump's own types (typed API, vtable classes): set by the loader
 //   2. kDwarf   DWARF of the modules the dump names       ApplyDwarfRule (dwarf_rule.h)
 //   3. kShape   libstdc++ layouts proved by their links   ApplyShapeRule (shape_rule.cc)
+//               and libstdc++'s exception pool at rest    ApplyEhPoolRule (eh_pool_rule.h)
 //   4. kHolder  the holder's class and the holding offset ApplyHolderRule (holder_rule.cc)
 //   5. kSize    what nothing names, grouped by size        ApplySizeRule (holder_rule.cc)
 // A Go runtime's dump runs ApplyGoRule (go_rule.h, --binary) alone.
