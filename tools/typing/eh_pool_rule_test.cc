@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -11,9 +12,10 @@ namespace {
 
 // A payload of `size` bytes starting {w0, w1}.
 std::vector<uint8_t> Payload(uint64_t size, uint64_t w0, uint64_t w1) {
-  std::vector<uint8_t> p(size, 0);
+  std::vector<uint8_t> p(std::max<uint64_t>(size, 16), 0);
   std::memcpy(p.data(), &w0, 8);
   std::memcpy(p.data() + 8, &w1, 8);
+  p.resize(size);
   return p;
 }
 
