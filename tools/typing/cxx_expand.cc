@@ -344,13 +344,13 @@ void Expander::BuildPlan(CxxProgram& p, uint32_t t, uint64_t base, int depth, Pl
     }
     return;
   }
-  // abseil's btree node: DWARF gives it no data members; its layout
+  // abseil's btree node: DWARF gives it no data members. Its layout
   // (Layout<node*, [uint32_t generation,] field_type, slot_type, node*>, a
-  // parameter pack DWARF does not spell out) places the parent, the bytes position, start, finish and max_count, the
-  // slots, and in an internal node (max_count 0) the children after
-  // kNodeSlots slots: the most whose node fits the params' target size, at
-  // least 4. Built without generations (abseil keeps them for sanitizer
-  // builds), field_type one byte.
+  // parameter pack DWARF does not spell out) places the parent; the bytes
+  // position, start, finish and max_count; the slots; and in an internal
+  // node (max_count 0) the children after kNodeSlots slots, the most whose
+  // node fits the params' target size, at least 4. Read as built without
+  // generations (abseil keeps them for sanitizer builds), field_type one byte.
   if (n.starts_with("absl::") && n.find("::container_internal::btree_node<") != std::string::npos) {
     const uint32_t slot = p.NestedType(t, "slot_type"), field = p.NestedType(t, "field_type");
     const uint32_t params = Arg(ty, 0);

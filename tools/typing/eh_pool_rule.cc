@@ -32,9 +32,8 @@ void ApplyEhPoolRule(Context& ctx) {
   if (held.empty() || held.size() > 4) return;
   std::vector<Index> pools;
   for (Index i : held) {
-    if (!g.Out(i).empty()) continue;
-    const std::vector<uint8_t> data = ctx.Read(i);
-    if (IsEhPoolAtRest(data, g.Size(i), false)) pools.push_back(i);
+    if (!g.Out(i).empty()) continue;  // holds pointers: not at rest, and not worth a read
+    if (IsEhPoolAtRest(ctx.Read(i), g.Size(i), false)) pools.push_back(i);
   }
   if (pools.size() != 1) return;  // two would be no proof of either
   ctx.Name(pools[0], ctx.Class(kEhPoolClass, Rule::kShape), Rule::kShape);
