@@ -16,8 +16,7 @@
 #include "lock.h"
 #include "own_memory.h"
 #include "page_heap.h"
-#include "remote_batch.h"
-#include "stacked_slots.h"
+#include "free_list.h"
 #include "libdump/profiler.h"
 
 // Provided by malloc_interpose.cc when libdump is the process's malloc:
@@ -89,7 +88,6 @@ void ForkChild() {
   g_page_heap.mutex().ResetAfterFork();
   CentralForkChild();
   HeapsForkChild();
-  for (ThreadHeap* h = AllHeaps(); h != nullptr; h = h->next_all) RemoteBatchesForkChild(h->batches);
   --t_allocator_depth;
 }
 
@@ -101,7 +99,7 @@ uint64_t Mix(uint64_t x) {
 }
 
 // getrandom, or (without entropy this early in boot) the clock and ASLR.
-uint64_t NewStackedKey() {
+uint64_t NewFreeKey() {
   uint64_t k = 0;
   if (getrandom(&k, sizeof k, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof k)) {
     timespec t;
@@ -144,9 +142,8 @@ void SeedSampling(ThreadHeap* h) {
                       reinterpret_cast<uintptr_t>(h)) | 1;
 }
 
-// Only the owner of p's span (the allocating thread) sets a token, and only
-// into an empty place: a thread freeing the span's kept object only empties
-// it, so reading 0 here leaves the place to this thread.
+// The thread that samples p claims the span's token place if it is empty
+// (Span::sample_slot); a thread freeing the kept object only empties it.
 void MarkSampled(void* p, size_t size) {
   Span* s = g_page_map.Get(reinterpret_cast<uintptr_t>(p));
   uint32_t slot = 1;
@@ -155,16 +152,15 @@ void MarkSampled(void* p, size_t size) {
   } else {
     const uint32_t i = s->SlotIndex(reinterpret_cast<uintptr_t>(p));
     const uint64_t m = uint64_t{1} << (i & 63);
-    // Plain stores: only the span's owner writes these words (span.h), and
-    // a locked OR here waited for every store the program still had in
-    // flight, the largest part of a sample's cost in the span.
-    SetBits(s->sampled[i >> 6], m);
-    SetBits(s->bits[i >> 6].annotated, m, std::memory_order_release);
+    s->sampled[i >> 6].fetch_or(m, std::memory_order_relaxed);
+    s->bits[i >> 6].annotated.fetch_or(m, std::memory_order_release);
     slot = i + 1;
   }
   const SampleHooks* hooks = g_sample_hooks.load(std::memory_order_acquire);
   if (hooks == nullptr) return;
-  const bool keep = s->sample_slot.load(std::memory_order_acquire) == 0;
+  uint32_t empty = 0;
+  const bool keep = s->sample_slot.load(std::memory_order_relaxed) == 0 &&
+                    s->sample_slot.compare_exchange_strong(empty, kSampleSlotBusy, std::memory_order_acquire);
   const uintptr_t token = hooks->allocated(p, size, keep);
   if (keep) {
     s->sample_token.store(token, std::memory_order_relaxed);
@@ -265,7 +261,7 @@ void EnsureInitialized() {
   if (g_initialized.load(std::memory_order_relaxed)) return;
   if (libdump_snapshot_preinit != nullptr) libdump_snapshot_preinit();
   if (pthread_key_create(&g_exit_key, ThreadExit) != 0) Fatal("cannot create the thread-exit key", nullptr);
-  g_stacked_key = NewStackedKey();
+  g_free_key = NewFreeKey();
   InitDebugHeap();
   g_initialized.store(true, std::memory_order_release);
 }
@@ -316,7 +312,7 @@ SpanExtra* AnnotateSlot(Span* s, uint32_t i) {
     e = g_page_heap.NewExtra();
     s->extra.store(e, std::memory_order_release);
   }
-  SetBits(s->bits[i >> 6].annotated, uint64_t{1} << (i & 63), std::memory_order_release);
+  s->bits[i >> 6].annotated.fetch_or(uint64_t{1} << (i & 63), std::memory_order_release);
   return e;
 }
 
@@ -335,34 +331,39 @@ void* AllocateSlow(size_t size) {
   if (size > kMaxSmallSize) return AllocateLarge(h, size, 1);
   const int c = SizeToClass(size);
   ClassCache& cc = h->cache[c];
-  // Refill only with the stack empty: it must not reserve a stacked slot again.
-  uint64_t recent = cc.recent.load(std::memory_order_relaxed);
-  if (RecentHeight(recent) == 0 && cc.free_bits.load(std::memory_order_relaxed) == 0 && !Refill(h, c)) {
+  void* p = cc.head.load(std::memory_order_relaxed);
+  if (p != nullptr) {
+    PopList(cc, p);
+  } else if ((p = RefillList(h, c)) == nullptr) {
     OutOfMemory(size);
     return nullptr;
   }
-  void* p = RecentHeight(recent) != 0 ? PopRecent(h, cc, c, recent) : TakeCachedSlot(cc);
   // ChargeSample: the heap's first allocation gets here with the debug heap
   // just switched on by AttachHeap.
   if (ChargeSample(h, cc.slot_size)) MarkSampled(p, cc.slot_size);
   return p;
 }
 
-// The debug heap's malloc (debug_heap.h): never a stacked slot (the stack
-// is the quarantine), always one of the bitmap's, checked before it goes.
+// The debug heap's malloc (debug_heap.h): a list holds only what the
+// central list gave it (frees go to the quarantine), checked before it goes.
 void* DebugAllocate(size_t size) {
   ThreadHeap* h = t_heap;
   if (h == nullptr) h = AttachHeap();
   if (size > kMaxSmallSize) return AllocateLarge(h, size, 1);
   const int c = SizeToClass(size);
   ClassCache& cc = h->cache[c];
-  if (cc.free_bits.load(std::memory_order_relaxed) == 0 && !Refill(h, c)) {
+  void* p = cc.head.load(std::memory_order_relaxed);
+  if (p != nullptr) {
+    cc.head.store(NextFree(p), std::memory_order_relaxed);
+    cc.list.store(cc.list.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  } else if ((p = RefillList(h, c)) == nullptr) {
     OutOfMemory(size);
     return nullptr;
   }
-  void* p = TakeCachedSlot(cc);
-  if (HasStackedKey(p)) Fatal("slot handed out while on a stack of recent frees", p);
-  CheckPoison(p, cc.slot_size, 0);
+  // Only the central list fills a list under the debug heap: past the link,
+  // the slot holds the poison its span gave it.
+  CheckPoison(p, cc.slot_size, 8);
+  Poison(p, 16);
   if (ChargeSample(h, cc.slot_size)) MarkSampled(p, cc.slot_size);
   return p;
 }
@@ -374,60 +375,76 @@ __attribute__((flatten)) void* AllocateSampled(size_t size, ThreadHeap* h, int c
   if (LIBDUMP_UNLIKELY(t_own_component != OwnComponent::kNone)) return AllocateOwn(size);
   if (LIBDUMP_UNLIKELY(g_debug_heap)) return DebugAllocate(size);
   ClassCache& cc = h->cache[c];
-  const uint64_t recent = cc.recent.load(std::memory_order_relaxed);
-  if (RecentHeight(recent) == 0 && cc.free_bits.load(std::memory_order_relaxed) == 0 && !Refill(h, c)) {
+  void* p = cc.head.load(std::memory_order_relaxed);
+  if (p != nullptr) {
+    PopList(cc, p);
+  } else if ((p = RefillList(h, c)) == nullptr) {
     OutOfMemory(size);
     return nullptr;
   }
-  void* p = RecentHeight(recent) != 0 ? PopRecent(h, cc, c, recent) : TakeCachedSlot(cc);
   h->sample_left = NextSampleCountdown(h);
   MarkSampled(p, cc.slot_size);
   return p;
 }
 
-void FreeNotOwned(ThreadHeap* h, Span* s, void* ptr) {
-  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
-  const uint32_t i = s->SlotIndex(p);
-  if (i >= s->nslots || s->SlotAddress(i) != p) Fatal("free of a pointer inside an object", ptr);
-  // An exited thread's span, freed into by a thread that allocates its class
-  // too (a server's worker taking over its predecessor's work): owning it
-  // makes this free and the next ones to it local, and its free slots this
-  // thread's to reuse, instead of remote frees piling up in a span that no
-  // thread allocates from until one adopts it, not necessarily this one.
-  if (s->owner.load(std::memory_order_relaxed) == nullptr && h->cache[s->size_class].span != nullptr) {
-    AllocatorSection section;
-    if (Reclaim(h, s)) {
-      File(h, s);
-      return FreeFast(ptr);  // owned now: onto the class's stack like any local free
+namespace {
+
+// Clears the annotations of slot i, which is being freed. Other threads
+// hold other slots of the word: atomic read-modify-writes (SlotBits).
+__attribute__((noinline)) void ClearAnnotations(Span* s, uint32_t i) {
+  const uint32_t w = i >> 6;
+  const uint64_t m = uint64_t{1} << (i & 63);
+  if ((s->sampled[w].load(std::memory_order_relaxed) & m) != 0) {
+    NotifySampledFree(s, i + 1, reinterpret_cast<void*>(s->SlotAddress(i)), s->slot_size);
+    s->sampled[w].fetch_and(~m, std::memory_order_relaxed);
+  }
+  if (SpanExtra* e = s->extra.load(std::memory_order_acquire)) {
+    if (e->typed[w].load(std::memory_order_relaxed) & m) {
+      e->type_id[i].store(0, std::memory_order_relaxed);
+      e->count[i].store(0, std::memory_order_relaxed);
+      e->typed[w].fetch_and(~m, std::memory_order_relaxed);
     }
   }
-  RemoteFree(h, s, i);
+  s->bits[w].annotated.fetch_and(~m, std::memory_order_release);
 }
 
-void FreeOwnedSlow(ThreadHeap* h, Span* s, void* ptr) {
+// Checks a free of slot p of small span s (its index i) that the fast path
+// sent here, and clears its annotations. Fatal on misuse.
+void CheckedFree(ThreadHeap* h, Span* s, void* ptr, uint32_t i) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
-  const uint32_t i = s->SlotIndex(p);
   // Bounded by the bitmap's size, not by nslots, whose line a sampled free
   // would otherwise miss on: an index past nslots has no live bit, and is
   // told apart below only to name the error.
   if (i >= kMaxSlotsPerSpan || s->SlotAddress(i) != p) Fatal("free of a pointer inside an object", ptr);
-  // Remote frees pending: folded in now, so that the next local frees into
-  // the span stay on the fast path; a slot among them is no longer live
-  // below, and its free is reported as the double free it is.
-  if (s->remote_pending.load(std::memory_order_relaxed) != 0) CollectOwnRemote(h, s);
-  // The key: most likely a slot already on this thread's stack, the only
-  // stack that can hold a slot of h's span. If not, the object held it: it
-  // is cleared, so that no slot outside a stack holds the key and a remote
-  // free of its next object does not take it for a stacked one.
-  if (HasStackedKey(ptr)) {
-    if (OnStack(h, s->size_class, p)) Fatal("double free", ptr);
-    ClearStackedKey(ptr);
+  const uint64_t m = uint64_t{1} << (i & 63);
+  if ((s->bits[i >> 6].live.load(std::memory_order_acquire) & m) == 0) {
+    Fatal(i >= s->nslots ? "free of a pointer inside an object" : "double free", ptr);
   }
-  // A sampled (or typed) slot, once its annotations are gone, is stacked
-  // like any other: it is the slot this class reuses first, and the bitmap
-  // and the span's standing are left alone, as on the fast path.
-  if (!PrepareLocalFree(s, i)) Fatal(i >= s->nslots ? "free of a pointer inside an object" : "double free", ptr);
-  StackSlot(h, s->size_class, ptr);
+  // The key: most likely a slot freed already, on this thread's list or in
+  // its quarantine, in a transfer batch or back in its span. If none of
+  // them has it, it is on another thread's list (a second free this check
+  // does not catch, as tcmalloc's does not) or the object held the key:
+  // cleared, so that the slot's next free is not taken for a second one.
+  if (HasFreeKey(ptr)) {
+    const int c = s->size_class;
+    if (h != nullptr && (OnList(h, c, ptr) || (g_debug_heap && InQuarantine(h, c, ptr)))) Fatal("double free", ptr);
+    {
+      AllocatorSection section;
+      LockGuard g(CentralLock(c));
+      if (InTransferCache(c, ptr) || (s->bits[i >> 6].live.load(std::memory_order_relaxed) & m) == 0) {
+        Fatal("double free", ptr);
+      }
+    }
+    ClearFreeKey(ptr);
+  }
+  if ((s->bits[i >> 6].annotated.load(std::memory_order_acquire) & m) != 0) ClearAnnotations(s, i);
+}
+
+}  // namespace
+
+void FreeCheckedSlow(ThreadHeap* h, Span* s, void* ptr) {
+  CheckedFree(h, s, ptr, s->SlotIndex(reinterpret_cast<uintptr_t>(ptr)));
+  PushList(h, s->size_class, ptr);
 }
 
 void* AllocateAlignedImpl(size_t align, size_t size) {
@@ -457,13 +474,16 @@ void FreeSlow(void* ptr, Span* s) {
   ThreadHeap* h = t_heap;
   switch (s->state) {
     case SpanState::kSmall: {
-      const uint32_t i = s->SlotIndex(p);
-      if (i >= s->nslots || s->SlotAddress(i) != p) Fatal("free of a pointer inside an object", ptr);
-      if (h != nullptr && s->owner.load(std::memory_order_relaxed) == h) {
-        LocalFree(h, s, i);
-      } else {
-        RemoteFree(h, s, i);
-      }
+      // A thread that only frees (a consumer) gets a heap too, for its list;
+      // one past its exit gives the slot straight back.
+      if (h == nullptr && !HeapDetached()) h = AttachHeap();
+      CheckedFree(h, s, ptr, s->SlotIndex(p));
+      if (h != nullptr) return PushList(h, s->size_class, ptr);
+      CountHeaplessFree(s->slot_size);
+      AllocatorSection section;
+      LockGuard g(CentralLock(s->size_class));
+      if (g_debug_heap) Poison(ptr, s->slot_size);
+      CentralGive(s->size_class, ptr, 1);
       return;
     }
     case SpanState::kLarge:

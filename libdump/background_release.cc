@@ -1,5 +1,7 @@
 #include "background_release.h"
 
+#include "central_freelist.h"
+
 #include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
@@ -13,6 +15,7 @@
 
 #include "platform/env/env_var.h"
 #include "platform/proc/helper_threads.h"
+#include "central_freelist.h"
 #include "lock.h"
 #include "page_heap.h"
 #include "thread_cache.h"
@@ -79,9 +82,13 @@ __attribute__((constructor)) void FromEnvironment() {
 }  // namespace
 
 uint64_t ReleaseFreeMemoryDownTo(uint64_t keep) {
+  // The caller's own lists and cache of freed large spans (other threads'
+  // are theirs to touch, and hold at most ~32 KiB a class and
+  // kLargeCacheBytes each), then the transfer caches, so that the spans they
+  // emptied go back to the page heap too.
+  if (ThreadHeap* h = t_heap) FlushLists(h);
+  DrainTransferCaches();
   AllocatorSection section;
-  // The caller's own cache of freed large spans: other threads' caches are
-  // theirs to touch (large_cache.h), and hold at most kLargeCacheBytes each.
   if (ThreadHeap* h = t_heap) DrainLargeCache(h->large_cache);
   LockGuard g(g_page_heap.mutex());
   return g_page_heap.ReleaseDownTo(keep);

@@ -4,9 +4,10 @@
 #include <cstring>
 
 #include "platform/env/env_var.h"
+#include "central_freelist.h"
 #include "fatal.h"
+#include "free_list.h"
 #include "lock.h"
-#include "recent_frees.h"
 #include "thread_cache.h"
 
 namespace libdump::internal {
@@ -16,7 +17,7 @@ bool g_debug_heap = false;
 void InitDebugHeap() {
   g_debug_heap = env::GetBool("LIBDUMP_DEBUG_HEAP", false);
   // The key must never read as poison, nor poison as the key.
-  if (g_stacked_key == kPoisonWord) g_stacked_key ^= 2;
+  if (g_free_key == kPoisonWord) g_free_key ^= 2;
 }
 
 void Poison(void* p, size_t n) { std::memset(p, kPoisonByte, n); }
@@ -36,47 +37,67 @@ void CheckPoison(const void* p, size_t size, size_t from) {
   }
 }
 
-void PoisonRemoteFree(void* p, size_t size) {
-  Poison(static_cast<char*>(p) + 8, size - 8);
-  if (!HasStackedKey(p)) *static_cast<uint64_t*>(p) = kPoisonWord;
+namespace {
+
+// A slot out of the quarantine, checked, goes back to its span whole
+// poisoned: the central list checks it again when it hands it out.
+void Evict(ThreadHeap* h, int c, void* victim) {
+  ClassCache& cc = h->cache[c];
+  if (!HasFreeKey(victim)) Fatal("write after free (the key word of a freed slot)", victim);
+  CheckPoison(victim, cc.slot_size, 16);
+  Poison(victim, 16);
+  cc.quarantined.store(cc.quarantined.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  cc.returned.store(cc.returned.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  LockGuard g(CentralLock(c));
+  CentralGive(c, victim, 1);
 }
 
-// In place of StackSlot's push (reached through ReturnSlot: the stacks'
-// capacity is 0 for StackSlot): the class's stack is the quarantine, a ring
-// once full. Counts stay exact: the new slot takes the evicted one's place
-// (the push that counted the evicted slot's free now counts the new one's),
-// and UnstackSlot counts the evicted slot's way to the bitmap as a free. A
-// section: a stop waits until the evicted slot is off the stack and out of
-// the bitmap's live bits together.
-void DebugStackSlot(ThreadHeap* h, uint32_t c, void* p) {
+}  // namespace
+
+// The push that brought the slot here counted its free; taken off the list
+// again, it is counted as quarantined instead of listed. A section: a stop
+// waits until an evicted slot is out of the ring and back in its span.
+void Quarantine(ThreadHeap* h, int c) {
   ClassCache& cc = h->cache[c];
-  const size_t size = cc.slot_size;
   AllocatorSection section;
-  Poison(static_cast<char*>(p) + 8, size - 8);
-  const uint64_t recent = cc.recent.load(std::memory_order_relaxed);
-  const uint32_t n = RecentHeight(recent);
-  const uint32_t depth = c == 0 ? 0 : RecentDepth(static_cast<uint32_t>(size));
+  void* p = cc.head.load(std::memory_order_relaxed);
+  cc.head.store(NextFree(p), std::memory_order_relaxed);
+  cc.list.store(cc.list.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  Poison(static_cast<char*>(p) + 16, cc.slot_size - 16);
+  *static_cast<uint64_t*>(p) = kPoisonWord;
+  const uint32_t depth = QuarantineDepth(cc.slot_size);
+  const uint32_t n = cc.quarantined.load(std::memory_order_relaxed);
+  QuarantineRow& row = h->quarantine[c];
   if (n < depth) {
-    h->recent[c].slot[n].store(reinterpret_cast<uintptr_t>(p), std::memory_order_relaxed);
-    *static_cast<uint64_t*>(p) = g_stacked_key;
-    cc.recent.store(recent + kRecentPush, std::memory_order_release);
-    return;
-  }
-  if (depth == 0) {
-    *static_cast<uint64_t*>(p) = kPoisonWord;
-    UnstackSlot(h, p);
+    row.slot[n].store(reinterpret_cast<uintptr_t>(p), std::memory_order_relaxed);
+    cc.quarantined.store(n + 1, std::memory_order_release);
     return;
   }
   uint8_t& next = h->debug_evict[c];
   if (next >= depth) next = 0;
-  void* victim = reinterpret_cast<void*>(h->recent[c].slot[next].load(std::memory_order_relaxed));
-  if (!HasStackedKey(victim)) Fatal("write after free (the first word of a freed slot)", victim);
-  CheckPoison(victim, size, 8);
-  *static_cast<uint64_t*>(p) = g_stacked_key;
-  h->recent[c].slot[next].store(reinterpret_cast<uintptr_t>(p), std::memory_order_release);
+  void* victim = reinterpret_cast<void*>(row.slot[next].load(std::memory_order_relaxed));
+  row.slot[next].store(reinterpret_cast<uintptr_t>(p), std::memory_order_release);
   next = static_cast<uint8_t>(next + 1u == depth ? 0 : next + 1);
-  *static_cast<uint64_t*>(victim) = kPoisonWord;
-  UnstackSlot(h, victim);
+  cc.quarantined.store(n + 1, std::memory_order_relaxed);
+  Evict(h, c, victim);
+}
+
+bool InQuarantine(const ThreadHeap* h, int c, const void* p) {
+  const uint32_t n = h->cache[c].quarantined.load(std::memory_order_acquire);
+  for (uint32_t k = 0; k < n && k < kQuarantineDepth; ++k) {
+    if (h->quarantine[c].slot[k].load(std::memory_order_relaxed) == reinterpret_cast<uintptr_t>(p)) return true;
+  }
+  return false;
+}
+
+void DrainQuarantine(ThreadHeap* h) {
+  AllocatorSection section;
+  for (int c = 1; c < kNumClasses; ++c) {
+    for (uint32_t n = h->cache[c].quarantined.load(std::memory_order_relaxed); n != 0; --n) {
+      Evict(h, c, reinterpret_cast<void*>(h->quarantine[c].slot[n - 1].load(std::memory_order_relaxed)));
+    }
+    h->debug_evict[c] = 0;
+  }
 }
 
 }  // namespace libdump::internal

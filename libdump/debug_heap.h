@@ -3,22 +3,22 @@
 // program's use of the slots it freed.
 //
 // - Every small slot that is free is filled with a poison byte (spans are
-//   poisoned when made, a slot when freed, locally or remotely); a
-//   stacked slot keeps the key in its first word and poison after it.
-// - A freed slot waits in a quarantine: its class's stack of recent frees,
-//   which malloc no longer pops. A full stack evicts its oldest slot, in
-//   ring order, to the bitmap; so a slot is reused only after at least
-//   RecentDepth(size) more frees of its class (40 slots or 32 KiB).
-// - The poison is checked when a slot leaves the quarantine, when its owner
-//   folds in another thread's free of it, when its span goes back to the
-//   page heap and when it is handed out, and every slot handed out is checked not to hold the key
-//   (a slot handed out while stacked, or handed out twice).
+//   poisoned when made, a slot when freed); a slot on a list holds its link
+//   in its first word and the key in its second (free_list.h), poison after.
+// - A freed slot waits in a quarantine: a ring per class and thread, which
+//   malloc does not hand out. A full ring evicts its oldest slot, in ring
+//   order, back to its span; so a slot is reused only after at least
+//   QuarantineDepth(size) more frees of its class by the thread (40 slots or
+//   32 KiB). No batch is kept in a transfer cache.
+// - The poison is checked when a slot leaves the quarantine, when the central
+//   list hands it out of its span, when its span goes back to the page heap
+//   and when malloc hands it out.
 // A failed check prints one line (`libdump: write after free ... at 0x...`)
 // and aborts. Large objects are not checked.
 //
 // Off, it costs the fast paths nothing: under it, sample_left stays
 // negative, so every malloc leaves the fast path for AllocateSampled, and
-// the stacks' capacity is 0, so every free leaves it for ReturnSlot; both
+// every list's max_length is 0, so every free leaves it for ShrinkList; both
 // come here. (A load and a branch for the flag in malloc's fast path cost
 // larson 1.3 % more instructions.)
 #pragma once
@@ -46,12 +46,14 @@ void Poison(void* p, size_t n);
 // Ends the process if the free slot p of `size` bytes does not hold the
 // poison from byte `from` on (a write after free).
 void CheckPoison(const void* p, size_t size, size_t from);
-// The debug heap's malloc (small and large) and its local free of a small
-// slot whose checks passed (in place of StackSlot's push).
+// The debug heap's malloc (small and large).
 void* DebugAllocate(size_t size);
-void DebugStackSlot(ThreadHeap* h, uint32_t size_class, void* p);
-// A remote free's poison, written by the freeing thread: all but a first
-// word that holds the key (the owner's check of a second free reads it).
-void PoisonRemoteFree(void* p, size_t size);
+// The free of a small slot whose checks passed, just pushed on h's list of
+// class c (ShrinkList): off the list into the quarantine.
+void Quarantine(ThreadHeap* h, int size_class);
+// Whether p waits in h's quarantine of class c.
+bool InQuarantine(const ThreadHeap* h, int size_class, const void* p);
+// Gives every quarantined slot back (thread exit).
+void DrainQuarantine(ThreadHeap* h);
 
 }  // namespace libdump::internal

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "libdump/heap.h"
-#include "recent_frees.h"
+#include "thread_cache.h"
 #include "size_class.h"
 
 namespace libdump {
@@ -22,14 +22,14 @@ namespace {
 
 const bool g_env_set = setenv("LIBDUMP_DEBUG_HEAP", "1", 1) == 0;
 
-// A slot freed stays out of circulation until its class's quarantine (its
-// stack of recent frees, RecentDepth slots) has taken that many more frees.
+// A slot freed stays out of circulation until its class's quarantine
+// (QuarantineDepth slots) has taken that many more frees.
 TEST(DebugHeap, AFreedSlotWaitsInQuarantine) {
   ASSERT_TRUE(g_env_set);
   Free(Allocate(100));  // the heap exists: the flag was read
   ASSERT_TRUE(internal::g_debug_heap);
   const int c = internal::SizeToClass(100);
-  const uint32_t depth = internal::RecentDepth(internal::g_classes[c].size);
+  const uint32_t depth = internal::QuarantineDepth(internal::g_classes[c].size);
   void* first = Allocate(100);
   Free(first);
   std::set<void*> seen;
@@ -39,7 +39,7 @@ TEST(DebugHeap, AFreedSlotWaitsInQuarantine) {
     seen.insert(p);
     Free(p);
   }
-  EXPECT_GT(seen.size(), 1u) << "malloc popped the stack";
+  EXPECT_GT(seen.size(), 1u) << "malloc handed out the last freed slot";
 }
 
 TEST(DebugHeap, FreedSlotsArePoisonedAndHandedOutPoisoned) {
@@ -47,8 +47,9 @@ TEST(DebugHeap, FreedSlotsArePoisonedAndHandedOutPoisoned) {
   for (size_t i = 0; i < 64; ++i) EXPECT_EQ(p[i], internal::kPoisonByte) << i;
   std::memset(p, 7, 64);
   Free(p);
-  for (size_t i = 8; i < 64; ++i) EXPECT_EQ(p[i], internal::kPoisonByte) << i;
-  EXPECT_EQ(*reinterpret_cast<uint64_t*>(p), internal::g_stacked_key);
+  for (size_t i = 16; i < 64; ++i) EXPECT_EQ(p[i], internal::kPoisonByte) << i;
+  EXPECT_EQ(reinterpret_cast<uint64_t*>(p)[0], internal::kPoisonWord);
+  EXPECT_EQ(reinterpret_cast<uint64_t*>(p)[1], internal::g_free_key);
 }
 
 TEST(DebugHeap, CountsAndWalkStayExact) {

@@ -5,35 +5,10 @@
 #include "fatal.h"
 #include "page_heap.h"
 #include "page_map.h"
-#include "remote_batch.h"
 
 namespace libdump::internal {
 
 namespace {
-
-// ORs into freed[w] the slots of span s that some thread has freed but not
-// yet published. For the walk: no lock, no allocation.
-void CollectBatchedFrees(const Span* s, uint64_t (&freed)[kBitmapWords]) {
-  const int c = s->size_class;
-  for (ThreadHeap* h = AllHeaps(); h != nullptr; h = h->next_all) {
-    const RemoteBatches& b = h->batches;
-    const RemoteBatch& e = b.entry[c];
-    Span* span;
-    uint32_t w;
-    uint64_t bits;
-    for (;;) {
-      // A writer is inside a short section that takes no lock; a stopped
-      // thread is never inside one.
-      const uint32_t seq = b.seq.load(std::memory_order_acquire);
-      span = e.span.load(std::memory_order_relaxed);
-      w = e.word.load(std::memory_order_relaxed);
-      bits = e.bits.load(std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_acquire);
-      if ((seq & 1) == 0 && b.seq.load(std::memory_order_relaxed) == seq) break;
-    }
-    if (span == s && w < kBitmapWords) freed[w] |= bits;
-  }
-}
 
 ObjectInfo Describe(const Span* s, uint32_t i) {
   ObjectInfo o{};
@@ -71,7 +46,7 @@ const Span* WalkStep(uintptr_t page) {
 
 // Reads spans through the page map, arena by arena; object memory is never
 // touched.
-void Walk(const StackedSlots& stacked, ObjectVisitor visit, void* context) {
+void Walk(const CachedSlots& cached, ObjectVisitor visit, void* context) {
   const size_t n = g_arenas.count();
   for (size_t a = 0; a < n; ++a) {
     const Arena arena = g_arenas.at(a);
@@ -80,14 +55,11 @@ void Walk(const StackedSlots& stacked, ObjectVisitor visit, void* context) {
       if (s->state == SpanState::kLarge) {
         if (!s->large_free.load(std::memory_order_acquire)) visit(Describe(s, 0), context);
       } else if (s->state == SpanState::kSmall) {
-        // Frees other threads have batched but not published are frees, and
-        // so are the slots on the owner's stack of recent frees.
+        // Slots out of the central list and cached are free.
         uint64_t freed[kBitmapWords] = {};
-        CollectBatchedFrees(s, freed);
-        stacked.Collect(s, freed);
+        cached.Collect(s, freed);
         for (uint32_t w = 0; w < s->nwords(); ++w) {
-          uint64_t bits = s->bits[w].live.load(std::memory_order_acquire) &
-                          ~s->remote[w].load(std::memory_order_acquire) & ~freed[w];
+          uint64_t bits = s->bits[w].live.load(std::memory_order_acquire) & ~freed[w];
           while (bits != 0) {
             const uint32_t i = w * 64 + static_cast<uint32_t>(__builtin_ctzll(bits));
             bits &= bits - 1;
@@ -102,17 +74,17 @@ void Walk(const StackedSlots& stacked, ObjectVisitor visit, void* context) {
 
 }  // namespace
 
-void ForEachObject(const StackedSlots& stacked, ObjectVisitor visit, void* context) {
-  Walk(stacked, visit, context);
+void ForEachObject(const CachedSlots& cached, ObjectVisitor visit, void* context) {
+  Walk(cached, visit, context);
 }
 
 void ForEachObject(ObjectVisitor visit, void* context) {
-  StackedSlots stacked;
-  stacked.Take();
-  Walk(stacked, visit, context);
+  CachedSlots cached;
+  cached.Take(/*every_heap=*/true);
+  Walk(cached, visit, context);
 }
 
-bool FindObject(const StackedSlots& stacked, const void* addr, ObjectInfo* out) {
+bool FindObject(const CachedSlots& cached, const void* addr, ObjectInfo* out) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(addr);
   const Span* s = g_page_map.Get(p);
   if (s == nullptr) return false;
@@ -123,11 +95,8 @@ bool FindObject(const StackedSlots& stacked, const void* addr, ObjectInfo* out) 
   }
   if (s->state != SpanState::kSmall) return false;
   const uint32_t i = s->SlotIndex(p);
-  if (i >= s->nslots || !s->SlotLive(i)) return false;
-  uint64_t batched[kBitmapWords] = {};
-  CollectBatchedFrees(s, batched);
-  if ((batched[i >> 6] >> (i & 63)) & 1) return false;
-  if (stacked.Contains(s->SlotAddress(i), s->size_class)) return false;
+  if (i >= s->nslots || !s->SlotOut(i)) return false;
+  if (cached.Contains(s->SlotAddress(i), s->size_class)) return false;
   *out = Describe(s, i);
   return true;
 }
@@ -216,19 +185,20 @@ namespace libdump {
 using namespace internal;
 
 void WalkHeap(ObjectVisitor visit, void* context) {
+  // Taken before the page heap's lock, which the central locks come before.
+  CachedSlots cached;
+  cached.Take(/*every_heap=*/false);
   // The lock freezes span layout; slot bits are read atomically as they change.
   AllocatorSection section;
   LockGuard g(g_page_heap.mutex());
-  StackedSlots stacked;
-  stacked.Take();
-  Walk(stacked, visit, context);
+  Walk(cached, visit, context);
 }
 
 bool FindObject(const void* addr, ObjectInfo* out) {
-  // Not taken: the stacks are searched only for a slot holding the key, so
-  // the question stays O(1) whatever the number of threads.
-  const StackedSlots stacked;
-  return FindObject(stacked, addr, out);
+  // Not taken: the calling thread's lists are searched only for a slot
+  // holding the key, so the question stays O(1).
+  const CachedSlots cached;
+  return FindObject(cached, addr, out);
 }
 
 HeapRange GetHeapRange() { return HeapRange{g_arenas.lowest(), g_arenas.highest()}; }

@@ -6,18 +6,18 @@
 
 #include "libdump/heap.h"
 #include "lock.h"
-#include "stacked_slots.h"
+#include "cached_slots.h"
 
 namespace libdump::internal {
 
 // Visits every live object in address order. Takes no lock and allocates
 // nothing from the heap: call it only while every other thread is stopped
 // outside the allocator (see InAllocator), or in a single-threaded process.
-// stacked: the threads' stacks of recent frees, taken after the stop.
-void ForEachObject(const StackedSlots& stacked, ObjectVisitor visit, void* context);
+// cached: the slots cached outside the central lists, taken after the stop.
+void ForEachObject(const CachedSlots& cached, ObjectVisitor visit, void* context);
 void ForEachObject(ObjectVisitor visit, void* context);
-// FindObject, with the stacks taken after the stop.
-bool FindObject(const StackedSlots& stacked, const void* addr, ObjectInfo* out);
+// FindObject, with the cached slots taken after the stop.
+bool FindObject(const CachedSlots& cached, const void* addr, ObjectInfo* out);
 
 // Async-signal-safe: whether the calling thread is inside an allocator
 // critical section (holds or may take an allocator lock, or is changing span

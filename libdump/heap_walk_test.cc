@@ -99,12 +99,14 @@ TEST(HeapWalk, FindObjectResolvesInteriorPointers) {
 
 TEST(HeapWalk, NeverReadsFreeMemory) {
   LIBDUMP_SKIP_UNDER_DEBUG_HEAP("poisons new spans, which may lie in the protected pages");
-  // Freed pages made unreadable: a walk that touched them would fault.
+  // Freed pages made unreadable: a walk that touched them would fault. The
+  // small objects come first: a refill writes the links of the slots it
+  // takes into their first words, so they must not lie in those pages.
+  std::vector<void*> small;
+  for (int i = 0; i < 100; ++i) small.push_back(Allocate(64));
   void* p = Allocate(8 << 20);
   Free(p);
   ASSERT_EQ(mprotect(p, 8 << 20, PROT_NONE), 0);
-  std::vector<void*> small;
-  for (int i = 0; i < 100; ++i) small.push_back(Allocate(64));
   const auto objects = Walk();
   EXPECT_GE(objects.size(), 100u);
   ASSERT_EQ(mprotect(p, 8 << 20, PROT_READ | PROT_WRITE), 0);

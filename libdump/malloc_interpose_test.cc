@@ -135,7 +135,7 @@ TEST(MallocInterposeDeathTest, DoubleFreeThroughFreeIsFatal) {
   void* p = Keep(malloc(40));
   Keep(malloc(40));
   // Both frees in the child: a freed slot is the next one its class hands
-  // out (recent_frees.h), and the death test's own allocations in between
+  // out (free_list.h), and the death test's own allocations in between
   // would take it, so a second free there would free their object.
   EXPECT_DEATH(
       {

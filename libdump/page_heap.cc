@@ -335,7 +335,6 @@ void PageHeap::MakeFree(Span* s) {
   in_use_bytes_.fetch_sub(uint64_t{s->npages} << kPageShift, std::memory_order_relaxed);
   s->state = SpanState::kFree;
   s->size_class = 0;
-  s->owner.store(nullptr, std::memory_order_relaxed);
   s->list = SpanList::kNone;
   const ArenaPages& ap = arena_pages_[s->arena_id];
   s->dirty_pages = static_cast<uint32_t>(CountBits(ap.committed, (s->start - ap.start) >> kPageShift, s->npages));

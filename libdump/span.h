@@ -2,10 +2,10 @@
 // holds one large object. Span metadata lives outside the heap, so walking it
 // never reads object memory.
 //
-// Liveness of a small slot is `live & ~remote`: the owning thread sets and
-// clears `live` with plain stores; other threads free by setting `remote`
-// atomically, and the owner later folds those bits into `live`. No per-object
-// list exists anywhere, free memory included.
+// A small span belongs to its class's central list (central_freelist.h), not
+// to a thread: its `live` bit says a slot has left the central list, for an
+// object or for a thread's free list or a transfer batch (thread_cache.h).
+// The walk subtracts what those lists hold (cached_slots.h).
 #pragma once
 
 #include <atomic>
@@ -17,12 +17,14 @@
 
 namespace libdump::internal {
 
-struct ThreadHeap;
+// sample_slot while its claimer writes the token.
+inline constexpr uint32_t kSampleSlotBusy = ~uint32_t{0};
 
 enum class SpanState : uint8_t { kFree = 0, kSmall = 1, kLarge = 2 };
 
-// Where a small span sits from its owner's point of view.
-enum class SpanList : uint8_t { kNone = 0, kCurrent, kPartial, kFull, kOrphan };
+// Where a small span sits in its class's central list: on the list of spans
+// with free slots, or off it (every slot handed out).
+enum class SpanList : uint8_t { kNone = 0, kNonempty, kFull };
 
 // Per-slot types, which only spans holding typed objects need: allocated on
 // first use. Heap samples are marked in the span itself (Span::sampled): a
@@ -36,40 +38,28 @@ struct SpanExtra {
   SpanExtra* next_free;
 };
 
-// The owner's words for 64 slots.
+// The words of 64 slots.
 struct SlotBits {
+  // Written under the class's central lock only (plain read-modify-writes).
   std::atomic<uint64_t> live;
   // Slots that are typed (see Span::extra) or sampled: their frees take the
   // slow path, which clears them; every other free in the span stays fast.
-  // Written only by the span's owner (or, for an orphan, the holder of its
-  // list's lock), like `live`: set at allocation, cleared by a local free or,
-  // for a slot another thread freed, when the owner folds the remote bits in
-  // (CollectRemote). The same holds for `sampled` and the side table's
-  // `typed`, type ids and counts, so none of them needs an atomic
-  // read-modify-write.
+  // Set by the thread that allocates the slot, cleared by the one that frees
+  // it: threads holding other slots of the word write it too, so it (like
+  // `sampled` and the side table's `typed`) changes by atomic
+  // read-modify-writes, paid only by annotated slots. A slot's own entries
+  // (type id, count) have one writer at a time, whoever holds the slot.
   std::atomic<uint64_t> annotated;
 };
 
-// alignas(64): the first line holds everything a local free reads or
-// writes in a span of up to 64 slots (the fields a free tests, then the first
-// pair of slot words); a free in a bigger span reads one more line, its
-// pair's. Before, the header, the pair and the remote word were three lines,
-// and in a heap bigger than L1 a free missed on each.
+// alignas(64): the first line holds everything a free reads in a span of up
+// to 64 slots (the fields it tests, then the first pair of slot words); a
+// free in a bigger span reads one more line, its pair's.
 struct alignas(64) Span {
   uintptr_t start = 0;
   uint64_t div_magic = 0;
-  std::atomic<ThreadHeap*> owner{nullptr};
   uint32_t slot_size = 0;  // small: the class size; large: npages * kPageSize
-  uint32_t used = 0;  // owner only: slots live or reserved in the owner's cache
-  // Owner only: a local free that leaves `used` at or below this moves the
-  // span between lists or gives it back (1 to give back an empty span; higher
-  // on the full list, where the span waits until an eighth of it is free: a
-  // sparse bitmap would cost a refill per allocation).
-  uint32_t slow_at = 1;
-  // Remote frees announced and not yet folded into live. While it is down
-  // (no remote free since the owner last collected) a local free need not
-  // read the remote words to rule out a slot freed twice.
-  std::atomic<uint32_t> remote_pending{0};
+  uint32_t used = 0;  // under the central lock: slots with their live bit set
   SpanState state = SpanState::kFree;
   uint8_t size_class = 0;
   SpanList list = SpanList::kNone;
@@ -87,17 +77,16 @@ struct alignas(64) Span {
   // bucket's free counter, SampleHooks), the side table, the sampled bits
   // of the first 320 slots.
   // sample_slot is that object's slot index + 1 (0: none; a large span's
-  // object is 1). Written by the owner when it samples a slot while no token
-  // is kept (release, after sample_token), cleared by whichever thread frees
-  // that slot; a span's other sampled objects are the profiler's to find.
+  // object is 1). Claimed by the thread that samples a slot while no token
+  // is kept (a compare-exchange from 0 to kSampleSlotBusy, then the token,
+  // then the slot with release), cleared by whichever thread frees that slot; a span's other sampled objects are the profiler's to find.
   // Keeping the token here is what spares a sample and its free a lookup in
   // a table of their own, on a line every sample would miss (Go hangs the
   // bucket off the span the same way, as a "special").
-  std::atomic<uintptr_t> sample_token{0};
+  alignas(64) std::atomic<uintptr_t> sample_token{0};
   std::atomic<uint32_t> sample_slot{0};
   std::atomic<SpanExtra*> extra{nullptr};
-  // Slots chosen by the heap profiler's sampling; same single writer as
-  // annotated.
+  // Slots chosen by the heap profiler's sampling; written like annotated.
   std::atomic<uint64_t> sampled[kBitmapWords];
   // Large spans keep their single object's annotations inline.
   std::atomic<uint32_t> large_type_id{0};
@@ -108,9 +97,6 @@ struct alignas(64) Span {
   std::atomic<bool> large_free{false};
   Span* prev = nullptr;
   Span* next = nullptr;
-  // Written by other threads: on their own cache line, away from the
-  // owner's live bits and counters.
-  alignas(64) std::atomic<uint64_t> remote[kBitmapWords];
 
   uintptr_t end() const { return start + (uintptr_t{npages} << kPageShift); }
   uint32_t nwords() const { return (nslots + 63) / 64; }
@@ -130,23 +116,23 @@ struct alignas(64) Span {
   // in between would pair the slot with another object's token.
   uint32_t KeptSample(uintptr_t* token) const {
     const uint32_t slot = sample_slot.load(std::memory_order_acquire);
+    if (slot == kSampleSlotBusy) return 0;
     *token = sample_token.load(std::memory_order_relaxed);
     return sample_slot.load(std::memory_order_acquire) == slot ? slot : 0;
   }
-  bool SlotLive(uint32_t i) const {
-    const uint64_t m = uint64_t{1} << (i & 63);
-    return (bits[i >> 6].live.load(std::memory_order_acquire) & ~remote[i >> 6].load(std::memory_order_acquire) & m) != 0;
+  // Out of the central list: live, or on a thread's list or in a batch.
+  bool SlotOut(uint32_t i) const {
+    return (bits[i >> 6].live.load(std::memory_order_acquire) >> (i & 63)) & 1;
   }
 };
-static_assert(offsetof(Span, bits) + sizeof(SlotBits) == 64, "a span's first slot pair ends its first line");
+static_assert(offsetof(Span, bits) + sizeof(SlotBits) <= 64, "a span's first slot pair is on its first line");
 static_assert(offsetof(Span, sample_token) / 64 == offsetof(Span, sampled) / 64 &&
                   offsetof(Span, sample_slot) / 64 == offsetof(Span, sampled) / 64 &&
                   offsetof(Span, extra) / 64 == offsetof(Span, sampled) / 64,
               "a sampled free reads the token, the side table and the first sampled words in one line");
 
-// Read-modify-writes of a word only one thread writes (see SlotBits): a
-// load and a store. A locked instruction would wait for every store the
-// program has in flight, which is what a heap sample mostly paid for.
+// Read-modify-writes of a word only one thread writes at a time (live, under
+// the central lock): a load and a store.
 inline void SetBits(std::atomic<uint64_t>& w, uint64_t m, std::memory_order order = std::memory_order_relaxed) {
   w.store(w.load(std::memory_order_relaxed) | m, order);
 }

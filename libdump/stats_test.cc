@@ -34,24 +34,24 @@ TEST(HeapStats, CountsMallocsFreesAndBytes) {
   EXPECT_EQ(c.total_allocated_bytes, b.total_allocated_bytes);
 }
 
-// The fast paths keep no counters: the counts come from the stack of recent
-// frees (pushes and height), the reserved words and the slow paths. Each step
-// below moves a different one of them; each check fails if its part of the
-// sum is dropped or counted twice.
-TEST(HeapStats, CountsAreExactThroughTheStackOfRecentFreesAndThreadExit) {
+// The fast paths keep no counters: the counts come from the lists (pushes
+// and length) and the batches fetched and returned. Each step below moves a
+// different one of them; each check fails if its part of the sum is dropped
+// or counted twice.
+TEST(HeapStats, CountsAreExactThroughTheListsAndThreadExit) {
   constexpr size_t kSize = 48;  // its own class, 48-byte slots
   std::vector<void*> keep;
   const HeapStats a = GetHeapStats();
   std::thread([&] {
     std::vector<void*> v;
-    for (int i = 0; i < 300; ++i) v.push_back(Allocate(kSize));  // takes from words
-    for (int i = 0; i < 100; ++i) Free(v[i]);  // the stack fills (40 deep), the rest bypass it
-    for (int i = 0; i < 100; ++i) v[i] = Allocate(kSize);  // pops, then takes
+    for (int i = 0; i < 300; ++i) v.push_back(Allocate(kSize));  // fetches batches
+    for (int i = 0; i < 100; ++i) Free(v[i]);  // the list overflows: batches go back
+    for (int i = 0; i < 100; ++i) v[i] = Allocate(kSize);  // pops, then fetches
     for (int r = 0; r < 10000; ++r) {  // churn: push, pop
       Free(v[r % 300]);
       v[r % 300] = Allocate(kSize);
     }
-    for (int i = 0; i < 30; ++i) Free(v[i]);  // left on the stack at exit
+    for (int i = 0; i < 30; ++i) Free(v[i]);  // left on the list at exit
     const HeapStats b = GetHeapStats();
     EXPECT_EQ(b.mallocs - a.mallocs, 10400u);
     EXPECT_EQ(b.frees - a.frees, 10130u);
@@ -59,7 +59,7 @@ TEST(HeapStats, CountsAreExactThroughTheStackOfRecentFreesAndThreadExit) {
     EXPECT_EQ(b.bytes_in_use - a.bytes_in_use, 270u * kSize);
     EXPECT_EQ(b.total_allocated_bytes - a.total_allocated_bytes, 10400u * kSize);
     keep.assign(v.begin() + 30, v.end());
-  }).join();  // the exit drops the stack and the word's unused slots
+  }).join();  // the exit gives the list's slots back
   const HeapStats c = GetHeapStats();
   EXPECT_EQ(c.mallocs - a.mallocs, 10400u);
   EXPECT_EQ(c.frees - a.frees, 10130u);

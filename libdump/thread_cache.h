@@ -1,8 +1,13 @@
-// Per-thread heaps: each thread owns spans, one current span per size class,
-// and allocates from its recently freed slots (recent_frees.h), else from a
-// cached word of the current span's free bitmap. The owner alone writes its
-// spans' live bits, so the fast paths need no atomic read-modify-write;
-// other threads free by setting remote bits (see span.h).
+// Per-thread caches of free slots, one plain free list per size class
+// (free_list.h), as tcmalloc's thread caches: malloc pops, free pushes,
+// whichever thread allocated the slot. A list longer than its class's
+// max_length gives a batch back to the central list (central_freelist.h);
+// an empty one takes a batch from it. No span belongs to a thread, so a free
+// by another thread is the same push as a local one.
+//
+// What the walk needs to be exact is kept off these paths: a slot on a list
+// keeps its live bit, and the walk subtracts every list's slots, following
+// them with the world stopped (cached_slots.h).
 #pragma once
 
 #include <atomic>
@@ -10,58 +15,57 @@
 #include <cstdint>
 
 #include "config.h"
+#include "free_list.h"
 #include "large_cache.h"
-#include "recent_frees.h"
-#include "remote_batch.h"
-#include "span_remote.h"
 #include "size_class.h"
 #include "span.h"
 
 namespace libdump::internal {
 
-// The fast paths count nothing of their own: the counts statistics need
-// (ClassMallocs, ClassFrees) follow from the fields they write anyway, so a
-// malloc and a free cost no counter update each (4% of larson's time).
+// `list` holds the list's length in its low kLengthBits and the number of
+// pushes ever made above them: a push adds kPush, a pop subtracts 1, so the
+// count of frees rides on the store that moves the length, and the fast
+// paths update no counter of their own.
+inline constexpr unsigned kLengthBits = 16;
+inline constexpr uint64_t kPush = (uint64_t{1} << kLengthBits) + 1;
+inline uint32_t ListLength(uint64_t list) { return static_cast<uint32_t>(list & ((uint64_t{1} << kLengthBits) - 1)); }
+
 struct alignas(64) ClassCache {
-  // Slots of the current word reserved for this thread. Atomic (relaxed, as
-  // cheap as plain) only so that statistics may read it from another thread.
-  std::atomic<uint64_t> free_bits{0};
-  uintptr_t word_base = 0;  // address of the current word's slot 0
-  std::atomic<uint64_t>* live_word = nullptr;  // the current word's live bits
-  Span* span = nullptr;  // the current span (its list is kCurrent)
+  // Atomic (relaxed: plain moves) only so that a walk of a stopped world and
+  // the statistics may read them from another thread.
+  std::atomic<void*> head{nullptr};
+  std::atomic<uint64_t> list{0};
+  uint32_t max_length = 0;  // a push past it gives a batch back (0: every free goes out of line)
+  uint32_t batch = 0;       // slots per transfer to and from the central list
   uint32_t slot_size = 0;
-  uint32_t recent_depth = 0;  // capacity (RecentDepth) of the stack of recent frees
-  // That stack (slots in ThreadHeap::recent): its height in the low
-  // kRecentHeightBits, the number of pushes ever made above them. A push adds
-  // kRecentPush, a pop subtracts 1: the count of pushes rides on the store
-  // that moves the height.
-  std::atomic<uint64_t> recent{0};
-  // Mallocs other than pops: each word's slots are counted when the word is
-  // reserved, and those still in free_bits are subtracted on reading.
-  // Stacked slots dropped at thread exit are subtracted here too (pushes
-  // never popped).
-  std::atomic<uint64_t> mallocs_base{0};
-  std::atomic<uint64_t> frees{0};  // frees that bypass the stack, local or remote
+  // The debug heap's quarantine of this class (debug_heap.h): its slots.
+  std::atomic<uint32_t> quarantined{0};
+  std::atomic<uint64_t> fetched{0};   // slots taken from the central list
+  std::atomic<uint64_t> returned{0};  // slots given back to it
 };
 static_assert(sizeof(ClassCache) == 64, "both fast paths read one line of a class's cache");
 
-inline constexpr unsigned kRecentHeightBits = 6;
-inline constexpr uint64_t kRecentPush = (uint64_t{1} << kRecentHeightBits) + 1;
-static_assert(kRecentDepth < (1u << kRecentHeightBits), "a stack's height fits its bits");
-inline uint32_t RecentHeight(uint64_t recent) {
-  return static_cast<uint32_t>(recent & ((uint64_t{1} << kRecentHeightBits) - 1));
-}
 // Cumulative counts of one class's cache; exact while its thread is quiet.
+// Every slot enters the list by a fetch or a push and leaves it by a pop or
+// a return (or, under the debug heap, waits in the quarantine).
+inline uint64_t ClassFrees(const ClassCache& cc) { return cc.list.load(std::memory_order_relaxed) >> kLengthBits; }
 inline uint64_t ClassMallocs(const ClassCache& cc) {
-  const uint64_t r = cc.recent.load(std::memory_order_relaxed);
-  const uint64_t pops = (r >> kRecentHeightBits) - RecentHeight(r);
-  return cc.mallocs_base.load(std::memory_order_relaxed) -
-         CountBits(cc.free_bits.load(std::memory_order_relaxed)) + pops;
+  const uint64_t l = cc.list.load(std::memory_order_relaxed);
+  return cc.fetched.load(std::memory_order_relaxed) + (l >> kLengthBits) - cc.returned.load(std::memory_order_relaxed) -
+         ListLength(l) - cc.quarantined.load(std::memory_order_relaxed);
 }
-inline uint64_t ClassFrees(const ClassCache& cc) {
-  return (cc.recent.load(std::memory_order_relaxed) >> kRecentHeightBits) +
-         cc.frees.load(std::memory_order_relaxed);
+
+// The debug heap's quarantine of a class: a ring of freed slots that malloc
+// does not hand out (debug_heap.h).
+inline constexpr uint32_t kQuarantineDepth = 40;
+inline constexpr uint32_t kQuarantineBytes = 32 * 1024;
+inline uint32_t QuarantineDepth(uint32_t slot_size) {
+  const uint32_t by_bytes = kQuarantineBytes / slot_size;
+  return by_bytes < 1 ? 1 : by_bytes < kQuarantineDepth ? by_bytes : kQuarantineDepth;
 }
+struct QuarantineRow {
+  std::atomic<uintptr_t> slot[kQuarantineDepth];
+};
 
 struct ThreadHeap {
   ClassCache cache[kNumClasses];
@@ -71,35 +75,21 @@ struct ThreadHeap {
   // xorshift state for the sampling distances: per thread, so that a sample
   // costs no atomic on a line every sampling thread writes.
   uint64_t sample_rng = 0;
-  SpanQueue partial[kNumClasses];
-  SpanQueue full[kNumClasses];
-  // Remote frees into this heap's spans since it last swept its full lists.
-  std::atomic<uint32_t> remote_hint[kNumClasses] = {};
-  // This thread's frees of other heaps' objects, not yet published.
-  RemoteBatches batches;
   std::atomic<uint64_t> large_mallocs{0};
   std::atomic<uint64_t> large_frees{0};
   std::atomic<uint64_t> large_bytes_allocated{0};
   std::atomic<uint64_t> large_bytes_freed{0};
   ThreadHeap* next_all = nullptr;   // registry of every heap ever made
   ThreadHeap* next_free = nullptr;  // pool of heaps without a thread
-  // Each class's stack of recent frees (recent_frees.h): 20.5 KiB, apart
-  // from the caches and without an initializer, so that a heap is made with
-  // default-initialization and a row's pages become resident only when its
-  // class frees. A thread that uses a few classes keeps a few pages; in the
-  // ClassCaches, each row would put a page under every eight classes.
-  RecentRow recent[kNumClasses];
   // Freed large spans of up to 64 KiB, for this thread's next large mallocs.
-  // Last, so that the fields above keep the offsets the fast paths were
-  // measured with (placed before `recent`, it cost churn 3 % more L1 write
-  // misses).
   LargeCache large_cache;
-  // The debug heap's (debug_heap.h), last like the large-span cache: the
-  // sampling countdown itself (sample_left then stays negative, so that
-  // malloc never takes its fast path), and each full stack's next slot to
-  // evict.
+  // The debug heap's (debug_heap.h): the sampling countdown itself
+  // (sample_left then stays negative, so that malloc never takes its fast
+  // path), each ring's next slot to evict, and the rings, last and without
+  // an initializer, so that their pages stay untouched without it.
   int64_t debug_sample_left = INT64_MAX;
   uint8_t debug_evict[kNumClasses] = {};
+  QuarantineRow quarantine[kNumClasses];
 };
 
 // This thread's heap, or null before its first allocation and after exit.
@@ -109,41 +99,23 @@ extern constinit thread_local ThreadHeap* t_heap __attribute__((tls_model("initi
 // Returns the calling thread's heap, creating the allocator and the heap on
 // first use. Never null (aborts when out of memory for metadata).
 ThreadHeap* AttachHeap();
-// Gives the heap's spans back (empty ones to the page heap, others to the
-// orphan lists) and the heap to the pool. Called at thread exit.
+// Gives every list's slots back to the central lists and the heap to the
+// pool. Called at thread exit.
 void DetachHeap(ThreadHeap* h);
+// Whether this thread's heap was detached (its exit has begun).
+bool HeapDetached();
+// Gives every list's slots back (ReleaseFreeMemory, malloc_trim).
+void FlushLists(ThreadHeap* h);
 
-// Makes cc.free_bits non-zero, finding a new word or span. False when out of
-// memory. Called only when the class's stack of recent frees is empty.
-bool Refill(ThreadHeap* h, int size_class);
+// Fills class c's empty list with a batch from the central list and pops
+// one slot of it; null when out of memory.
+void* RefillList(ThreadHeap* h, int c);
+// A push took class c's list past max_length: a batch goes back.
+void ShrinkList(ThreadHeap* h, int c);
+// Whether slot p is on h's list of class c. Exact on h's own thread.
+bool OnList(const ThreadHeap* h, int c, const void* p);
 
-// Frees a small-span slot owned by h / owned by another heap or no heap.
-// The slot is known to be a slot start.
-void LocalFree(ThreadHeap* h, Span* s, uint32_t index);
-// The first half of a local free: a sampled slot is reported to the
-// profiler, and its annotations are cleared; the slot stays live. False
-// (and nothing done) if the slot is not live or was freed remotely already.
-bool PrepareLocalFree(Span* s, uint32_t index);
-// A local free of p (its checks passed) that its class's full stack cannot
-// take: clears the slot's live bit, the slot leaves `used`, and its span may
-// change lists or go back. It finds the span again, so that FreeFast need
-// not keep it.
-void ReturnSlot(ThreadHeap* h, void* p);
-// ReturnSlot's work without the debug heap's detour: for a slot leaving the
-// debug heap's quarantine.
-void UnstackSlot(ThreadHeap* h, void* p);
-void RemoteFree(ThreadHeap* h, Span* s, uint32_t index);
-// Frees ptr, in small span s that h (not null) does not own; h takes s over
-// if it is an orphan of a class h allocates (see FreeNotOwned).
-void FreeNotOwned(ThreadHeap* h, Span* s, void* ptr);
-// Folds the remote frees pending in h's span s into its live bits, and
-// moves it off the full list if that freed enough of it. For a local free
-// into s, whose slot keeps s from emptying.
-void CollectOwnRemote(ThreadHeap* h, Span* s);
-// Lists a span h has just taken over where its standing puts it.
-void File(ThreadHeap* h, Span* s);
-
-// Every heap ever created (for statistics), newest first.
+// Every heap ever created (for statistics and the walk), newest first.
 ThreadHeap* AllHeaps();
 
 // Fork support: the heap registry lock.

@@ -163,6 +163,8 @@ TEST(ThreadCache, ManyThreadsChurnAndFreeEachOthersObjects) {
 }
 
 TEST(ThreadCache, ThreadExitGivesItsSpansBack) {
+  // The transfer caches' batches pin spans too: emptied before each count.
+  ReleaseFreeMemory();
   const HeapStats before = GetHeapStats();
   std::vector<void*> kept;
   std::thread t([&] {
@@ -173,69 +175,36 @@ TEST(ThreadCache, ThreadExitGivesItsSpansBack) {
     }
   });
   t.join();
+  ReleaseFreeMemory();
   const HeapStats mid = GetHeapStats();
   // Empty spans went back at exit; the 20 survivors pin at most 20 spans.
   EXPECT_LE(mid.spans, before.spans + 20);
-  // Freed from another thread, the orphaned spans' objects are folded in by
-  // the next thread that adopts them.
+  // Freed from another thread: onto its list, and back to their spans when
+  // it gives them back.
   for (void* p : kept) Free(p);
-  std::thread adopter([] {
-    for (int i = 0; i < 1000; ++i) Free(Allocate(48));
-  });
-  adopter.join();
+  ReleaseFreeMemory();
   EXPECT_LE(GetHeapStats().spans, mid.spans);
 }
 
-// Larson's server churn: a worker inherits its predecessor's objects. Its
-// frees into the exited thread's spans make them its own (so they are local
-// and their slots come back to it), as long as it allocates that class too;
-// a thread that only frees the class leaves the orphans to an adopter.
-TEST(ThreadCache, FreeingIntoAnExitedThreadsSpanTakesItOverIfTheClassIsInUse) {
-  LIBDUMP_SKIP_UNDER_DEBUG_HEAP("hands out no stacked slot (its quarantine)");
-  constexpr size_t kSize = 176;
-  void* mine = Allocate(kSize);  // this thread allocates the class
-  std::vector<void*> theirs;
-  std::thread([&] {
-    for (int i = 0; i < 8; ++i) theirs.push_back(Allocate(kSize));
+// No span belongs to a thread: a free by another thread is a push onto the
+// freeing thread's list, and that thread's next malloc of the class hands
+// the slot out again.
+TEST(ThreadCache, AFreeByAnotherThreadFeedsThatThreadsNextMalloc) {
+  LIBDUMP_SKIP_UNDER_DEBUG_HEAP("hands out no freed slot (its quarantine)");
+  void* p = Allocate(176);
+  std::thread([p] {
+    Free(p);
+    EXPECT_EQ(Allocate(176), p);
+    Free(p);
   }).join();
-  const auto span_of = [](void* p) { return internal::g_page_map.Get(reinterpret_cast<uintptr_t>(p)); };
-  // Two of its objects that share a span (the thread may have adopted an
-  // orphan with few free slots before starting one of its own).
-  size_t k = 0;
-  while (k + 1 < theirs.size() && span_of(theirs[k]) != span_of(theirs[k + 1])) ++k;
-  ASSERT_LT(k + 1, theirs.size());
-  void* a = theirs[k];
-  void* b = theirs[k + 1];
-  internal::Span* s = span_of(a);
-  ASSERT_EQ(s->owner.load(), nullptr);
-  ASSERT_NE(span_of(mine), s);
-
-  std::thread([&] {
-    void* other = Allocate(64);  // a heap, but no span of the class
-    Free(a);
-    EXPECT_EQ(s->owner.load(), nullptr);
-    Free(other);
-  }).join();
-
-  Free(b);
-  EXPECT_EQ(s->owner.load(), internal::t_heap);
-  // The free was local: b went on this thread's stack and comes back first.
-  // a's remote free, made before the takeover, was folded in: not live.
-  void* again = Allocate(kSize);
-  EXPECT_EQ(again, b);
-  EXPECT_FALSE(s->SlotLive(s->SlotIndex(reinterpret_cast<uintptr_t>(a))));
-  Free(again);
-  for (void* p : theirs) {
-    if (p != a && p != b) Free(p);
-  }
-  Free(mine);
+  ObjectInfo o;
+  EXPECT_FALSE(FindObject(p, &o));
 }
 
-// A local free goes on its class's stack of recent frees (recent_frees.h):
-// the walk stops reporting the slot at once, and the class hands the slots
-// out again last-freed first, before any slot of the cached bitmap word.
+// A free goes on its class's list: the walk stops reporting the slot at
+// once, and the class hands the slots out again last-freed first.
 TEST(ThreadCache, FreedSlotsComeBackLastFreedFirstAndAreNotWalkedMeanwhile) {
-  LIBDUMP_SKIP_UNDER_DEBUG_HEAP("hands out no stacked slot (its quarantine)");
+  LIBDUMP_SKIP_UNDER_DEBUG_HEAP("hands out no freed slot (its quarantine)");
   void* p[3];
   for (auto& q : p) q = Allocate(80);
   Free(p[0]);
@@ -250,103 +219,78 @@ TEST(ThreadCache, FreedSlotsComeBackLastFreedFirstAndAreNotWalkedMeanwhile) {
   for (auto& q : p) Free(q);
 }
 
-// A stacked slot keeps its live bit; the key in its first word tells it from
-// a live object (recent_frees.h). A live object that happens to hold the key
-// is freed like any other (by the slow path, which finds it on no stack):
-// onto its class's stack, and a slot malloc hands out never holds the key.
+uint64_t& KeyWord(void* p) { return static_cast<uint64_t*>(p)[1]; }
+
+// A free slot holds the key in its second word (free_list.h). A live object
+// that happens to hold it is freed like any other (by the slow path, which
+// finds it on no list, in no transfer batch and out of its span), and a slot
+// malloc hands out never holds the key.
 TEST(ThreadCache, AnObjectHoldingTheKeyIsFreedLikeAnyOther) {
-  LIBDUMP_SKIP_UNDER_DEBUG_HEAP("hands out no stacked slot (its quarantine)");
+  LIBDUMP_SKIP_UNDER_DEBUG_HEAP("hands out no freed slot (its quarantine)");
   void* p = Allocate(48);
-  *static_cast<uint64_t*>(p) = internal::g_stacked_key;
+  KeyWord(p) = internal::g_free_key;
   ObjectInfo o;
   EXPECT_TRUE(FindObject(p, &o));
   Free(p);
   EXPECT_FALSE(FindObject(p, &o));
   void* again = Allocate(48);
   EXPECT_EQ(again, p);
-  EXPECT_NE(*static_cast<uint64_t*>(again), internal::g_stacked_key);
+  EXPECT_NE(KeyWord(again), internal::g_free_key);
   EXPECT_TRUE(FindObject(again, &o));
   Free(again);
 }
 
-// The same with the class's stack full: the slot goes back to the bitmap,
-// and without the key, or a remote free of its next object would take that
-// object for a stacked one.
-TEST(ThreadCache, AnObjectHoldingTheKeyLeavesItWhenTheStackIsFull) {
-  LIBDUMP_SKIP_UNDER_DEBUG_HEAP("hands out no stacked slot (its quarantine)");
-  std::vector<void*> fill(internal::kRecentDepth);
+// The same when the free takes the list past its length: the slot leaves
+// with a batch for the transfer cache, where FindObject finds it free.
+TEST(ThreadCache, AnObjectHoldingTheKeyIsFreedWhenTheListOverflows) {
+  LIBDUMP_SKIP_UNDER_DEBUG_HEAP("hands out no freed slot (its quarantine)");
+  const uint32_t max = internal::t_heap->cache[internal::SizeToClass(48)].max_length;
+  std::vector<void*> fill(max + 64);
   for (void*& q : fill) q = Allocate(48);
   void* p = Allocate(48);
-  for (void* q : fill) Free(q);  // the class's stack: full
-  *static_cast<uint64_t*>(p) = internal::g_stacked_key;
+  ReleaseFreeMemory();  // this thread's list of the class: empty
+  for (size_t i = 0; i < max; ++i) Free(fill[i]);  // full
+  KeyWord(p) = internal::g_free_key;
   Free(p);
   ObjectInfo o;
   EXPECT_FALSE(FindObject(p, &o));
-  EXPECT_NE(*static_cast<uint64_t*>(p), internal::g_stacked_key);
+  for (size_t i = max; i < fill.size(); ++i) Free(fill[i]);
+  for (void*& q : fill) {
+    q = Allocate(48);
+    EXPECT_NE(KeyWord(q), internal::g_free_key);
+  }
+  for (void* q : fill) Free(q);
 }
 
 // Freed by another thread, an object holding the key is a free like any
-// other: the owner, folding the free in, finds the slot on no stack and
-// clears the key (before, the freeing thread took the key for a stacked
-// slot and ended the process).
+// other.
 TEST(ThreadCache, AnObjectHoldingTheKeyIsFreedByAnotherThreadLikeAnyOther) {
   void* p = Allocate(48);
-  void* keep = Allocate(48);  // the owner's next free into the span folds p's free in
-  *static_cast<uint64_t*>(p) = internal::g_stacked_key;
+  void* keep = Allocate(48);
+  KeyWord(p) = internal::g_free_key;
   std::thread([p] { Free(p); }).join();
-  Free(keep);
   ObjectInfo o;
   EXPECT_FALSE(FindObject(p, &o));
-  EXPECT_NE(*static_cast<uint64_t*>(p), internal::g_stacked_key);
+  EXPECT_TRUE(FindObject(keep, &o));
+  Free(keep);
 }
 
-// Stacked slots stay reserved in their span's `used`; a thread's exit must
-// give them back, or a span whose objects were all freed stays in use. The
-// span is checked itself, not the count of spans: the thread may adopt an
-// orphan that an earlier test's thread left (and release one emptied by
-// remote frees on the way).
-TEST(ThreadCache, ThreadExitGivesBackTheSlotsOnItsStacks) {
+// A thread's exit gives its lists' slots back to their spans: a span whose
+// objects were all freed is not kept in use by them.
+TEST(ThreadCache, ThreadExitGivesBackTheSlotsOnItsLists) {
   void* p[16];
   std::thread([&] {
     for (auto& q : p) q = Allocate(1024);
-    for (auto& q : p) Free(q);  // all 16 fit on the class's stack
+    for (auto& q : p) Free(q);  // all 16 fit on the class's list
   }).join();
   for (void* q : p) {
     const internal::Span* s = internal::g_page_map.Get(reinterpret_cast<uintptr_t>(q));
     if (s == nullptr || s->state != internal::SpanState::kSmall) continue;  // released: empty
-    // An orphan, kept for live objects of an earlier test: those alone.
-    uint32_t live = 0;
-    for (uint32_t w = 0; w < s->nwords(); ++w) {
-      live += internal::CountBits(s->bits[w].live.load() & ~s->remote[w].load());
-    }
-    EXPECT_EQ(s->owner.load(), nullptr);
-    EXPECT_EQ(s->used, live);
+    EXPECT_FALSE(s->SlotOut(s->SlotIndex(reinterpret_cast<uintptr_t>(q))));
+    uint32_t out = 0;
+    for (uint32_t w = 0; w < s->nwords(); ++w) out += internal::CountBits(s->bits[w].live.load());
+    EXPECT_EQ(s->used, out);
   }
-}
-
-// The owner's first free into a span with remote frees pending folds them
-// into the live bits, so that its later frees into the span never read the
-// remote words other threads write (the free fast path does not).
-TEST(ThreadCache, ALocalFreeFoldsInTheSpansPendingRemoteFrees) {
-  void* a = Allocate(48);
-  void* b = Allocate(48);
-  void* c = Allocate(48);
-  const internal::Span* s = internal::g_page_map.Get(reinterpret_cast<uintptr_t>(a));
-  ASSERT_EQ(s, internal::g_page_map.Get(reinterpret_cast<uintptr_t>(b)));
-  std::thread([a] { Free(a); }).join();  // published at the thread's exit
-  const uint32_t ia = s->SlotIndex(reinterpret_cast<uintptr_t>(a));
-  const uint64_t ma = uint64_t{1} << (ia & 63);
-  ASSERT_NE(s->remote_pending.load(), 0u);
-  ASSERT_NE(s->remote[ia >> 6].load() & ma, 0u);
-  Free(b);
-  EXPECT_EQ(s->remote_pending.load(), 0u);
-  EXPECT_EQ(s->remote[ia >> 6].load() & ma, 0u);
-  EXPECT_EQ(s->bits[ia >> 6].live.load() & ma, 0u);
-  ObjectInfo info;
-  EXPECT_FALSE(FindObject(a, &info));
-  EXPECT_FALSE(FindObject(b, &info));
-  EXPECT_TRUE(FindObject(c, &info));
-  Free(c);
 }
 
 using ThreadCacheDeathTest = ::testing::Test;

@@ -88,7 +88,7 @@ class RuntimeHeap final : public heapdump::HeapSource {
   void ForEachObject(void (*fn)(const heapdump::HeapObject&, void*), void* arg) override {
     struct Ctx { void (*fn)(const heapdump::HeapObject&, void*); void* arg; } ctx{fn, arg};
     internal::ForEachObject(
-        Stacked(),
+        Cached(),
         [](const ObjectInfo& o, void* c) {
           auto* x = static_cast<Ctx*>(c);
           heapdump::HeapObject h;
@@ -103,12 +103,12 @@ class RuntimeHeap final : public heapdump::HeapSource {
 
   uint64_t FindObject(uint64_t addr) override {
     ObjectInfo o;
-    return internal::FindObject(Stacked(), reinterpret_cast<const void*>(addr), &o) ? o.addr : 0;
+    return internal::FindObject(Cached(), reinterpret_cast<const void*>(addr), &o) ? o.addr : 0;
   }
 
   void Finish() override {
-    stacked_.Clear();
-    stacked_taken_ = false;
+    cached_.Clear();
+    cached_taken_ = false;
   }
 
   void WriteTypes(Writer& w) override {
@@ -123,7 +123,7 @@ class RuntimeHeap final : public heapdump::HeapSource {
 
   bool IsOwnObject(uint64_t addr) override {
     ObjectInfo o;
-    return internal::FindObject(Stacked(), reinterpret_cast<const void*>(addr), &o) && internal::IsOwnType(o.type_id);
+    return internal::FindObject(Cached(), reinterpret_cast<const void*>(addr), &o) && internal::IsOwnType(o.type_id);
   }
 
   void AddressTable(uint64_t* start, uint64_t* end) override {
@@ -147,18 +147,18 @@ class RuntimeHeap final : public heapdump::HeapSource {
   }
 
  private:
-  // The threads' stacks of recent frees, taken once the world is stopped (at
-  // the first question) and dropped when it resumes.
-  const internal::StackedSlots& Stacked() {
-    if (!stacked_taken_) {
-      stacked_.Take();
-      stacked_taken_ = true;
+  // The slots cached outside the central lists, taken once the world is
+  // stopped (at the first question) and dropped when it resumes.
+  const internal::CachedSlots& Cached() {
+    if (!cached_taken_) {
+      cached_.Take(/*every_heap=*/true);
+      cached_taken_ = true;
     }
-    return stacked_;
+    return cached_;
   }
 
-  internal::StackedSlots stacked_;
-  bool stacked_taken_ = false;
+  internal::CachedSlots cached_;
+  bool cached_taken_ = false;
   std::vector<TypeRecord> types_;
   std::vector<TypeFieldsRecord> fields_;
   std::vector<TypeInfoRecord> own_;  // libdump's own components' types
