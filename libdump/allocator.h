@@ -31,7 +31,7 @@ void FreeCheckedSlow(ThreadHeap* h, Span* s, void* p);
 __attribute__((always_inline)) inline void* PopList(ClassCache& cc, void* p) {
   cc.head.store(NextFree(p), std::memory_order_relaxed);
   cc.list.store(cc.list.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-  ClearFreeKey(p);
+  ClearLinks(p);
   return p;
 }
 

@@ -26,12 +26,13 @@ bool IsSlotOf(uintptr_t p, int c) {
 }
 
 // Calls f(slot) for each slot on h's list of class c. A list is at most
-// max_length long, one more while a push is under way.
+// max_length long, one more while a push is under way; under the debug heap
+// (max_length 0) it holds what is left of a batch.
 template <typename F>
 void ForEachListed(const ThreadHeap* h, int c, F&& f) {
   const ClassCache& cc = h->cache[c];
   const void* q = cc.head.load(std::memory_order_acquire);
-  for (uint32_t n = 0; q != nullptr && n <= cc.max_length + 1; ++n, q = NextFree(q)) {
+  for (uint32_t n = 0; q != nullptr && n <= cc.max_length + cc.batch + 1; ++n, q = NextFree(q)) {
     const uintptr_t a = reinterpret_cast<uintptr_t>(q);
     if (!IsSlotOf(a, c)) return;
     f(a);
@@ -51,9 +52,10 @@ void CachedSlots::Take(bool every_heap) {
   ThreadHeap* const first = AllHeaps();
   size_t heaps = 0;
   for (const ThreadHeap* h = first; h != nullptr; h = h->next_all) ++heaps;
-  // Every list at its longest (two batches of at most 32, and a push under
-  // way), every quarantine full, every transfer cache full (8 batches).
-  const size_t cap = heaps * kNumClasses * (2 * 32 + 2 + kQuarantineDepth) + kNumClasses * 8 * 32;
+  // Every list at its longest (ForEachListed's bound: three batches of at
+  // most 32, and two), every quarantine full, every transfer cache full (8
+  // batches).
+  const size_t cap = heaps * kNumClasses * (3 * 32 + 2 + kQuarantineDepth) + kNumClasses * 8 * 32;
   void* mem = mmap(nullptr, cap * sizeof(uintptr_t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return;
   addrs_ = static_cast<uintptr_t*>(mem);

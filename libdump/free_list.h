@@ -1,8 +1,9 @@
 // The free lists of the thread caches and of the transfer batches: singly
 // linked through the slots themselves, as tcmalloc's are. A free slot on a
 // list holds its successor in its first word and the key in its second
-// (every class is at least 16 bytes); the pop that hands it out clears the
-// key, on the line its caller writes next.
+// (every class is at least 16 bytes); the pop that hands it out clears both,
+// on the line its caller writes next, so that a new object never shows a
+// stale link into the heap (which a conservative scan of it would follow).
 //
 // The key, odd and random per process, is what a free tests to catch a
 // second free cheaply: a live object holds it only if the program copied it
@@ -29,5 +30,10 @@ inline uint64_t KeyWord(const void* slot) { return __atomic_load_n(static_cast<c
 inline bool HasFreeKey(const void* slot) { return KeyWord(slot) == g_free_key; }
 inline void SetFreeKey(void* slot) { __atomic_store_n(static_cast<uint64_t*>(slot) + 1, g_free_key, __ATOMIC_RELAXED); }
 inline void ClearFreeKey(void* slot) { __atomic_store_n(static_cast<uint64_t*>(slot) + 1, uint64_t{0}, __ATOMIC_RELAXED); }
+// What a slot handed out holds in its first 16 bytes: zeros.
+inline void ClearLinks(void* slot) {
+  SetNextFree(slot, nullptr);
+  ClearFreeKey(slot);
+}
 
 }  // namespace libdump::internal

@@ -53,7 +53,7 @@ void* RefillList(ThreadHeap* h, int c) {
   cc.head.store(NextFree(head), std::memory_order_relaxed);
   cc.list.store(cc.list.load(std::memory_order_relaxed) + n - 1, std::memory_order_relaxed);
   // Under the debug heap the word holds poison, which DebugAllocate checks.
-  if (!g_debug_heap) ClearFreeKey(head);
+  if (!g_debug_heap) ClearLinks(head);
   return head;
 }
 
