@@ -142,6 +142,13 @@ void SeedSampling(ThreadHeap* h) {
                       reinterpret_cast<uintptr_t>(h)) | 1;
 }
 
+// A span with an annotated slot: its frees leave the tagged fast path for
+// FreeUntagged, which tests each slot's annotation, until the span is
+// released (typed spans stay typed; samples are rare).
+void Untag(Span* s) {
+  if (g_page_map.Tag(s->start) != 0) g_page_map.SetTags(s->start, s->npages, 0);
+}
+
 // The thread that samples p claims the span's token place if it is empty
 // (Span::sample_slot); a thread freeing the kept object only empties it.
 void MarkSampled(void* p, size_t size) {
@@ -154,6 +161,7 @@ void MarkSampled(void* p, size_t size) {
     const uint64_t m = uint64_t{1} << (i & 63);
     s->sampled[i >> 6].fetch_or(m, std::memory_order_relaxed);
     s->bits[i >> 6].annotated.fetch_or(m, std::memory_order_release);
+    Untag(s);
     slot = i + 1;
   }
   const SampleHooks* hooks = g_sample_hooks.load(std::memory_order_acquire);
@@ -313,6 +321,7 @@ SpanExtra* AnnotateSlot(Span* s, uint32_t i) {
     s->extra.store(e, std::memory_order_release);
   }
   s->bits[i >> 6].annotated.fetch_or(uint64_t{1} << (i & 63), std::memory_order_release);
+  Untag(s);
   return e;
 }
 
@@ -442,8 +451,21 @@ void CheckedFree(ThreadHeap* h, Span* s, void* ptr, uint32_t i) {
 
 }  // namespace
 
-void FreeCheckedSlow(ThreadHeap* h, Span* s, void* ptr) {
-  CheckedFree(h, s, ptr, s->SlotIndex(reinterpret_cast<uintptr_t>(ptr)));
+void FreeUntagged(void* ptr) {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  Span* s = g_page_map.Get(p);
+  ThreadHeap* h = t_heap;
+  if (LIBDUMP_UNLIKELY(s == nullptr || h == nullptr || s->state != SpanState::kSmall)) return FreeSlow(ptr, s);
+  // A slot of an untagged span: only its annotated slots need the checks'
+  // path, which clears their annotations.
+  const uint32_t i = s->SlotIndex(p);
+  const uint64_t m = uint64_t{1} << (i & 63);
+  const uint64_t live = s->bits[i >> 6].live.load(std::memory_order_relaxed);
+  const uint64_t busy = s->bits[i >> 6].annotated.load(std::memory_order_relaxed);
+  if (LIBDUMP_LIKELY(s->SlotAddress(i) == p && (live & ~busy & m) != 0 && !HasFreeKey(ptr))) {
+    return PushList(h, s->size_class, ptr);
+  }
+  CheckedFree(h, s, ptr, i);
   PushList(h, s->size_class, ptr);
 }
 

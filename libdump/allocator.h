@@ -23,9 +23,6 @@ void FreeSlow(void* p, Span* s);
 // AllocateSampled: the allocation of class c (h's) that the sampling
 // countdown picked (always, under the debug heap).
 void* AllocateSampled(size_t size, ThreadHeap* h, int c);
-// A free of a small slot that failed a fast-path check: an annotated slot
-// (sampled or typed), a slot holding the key, or misuse.
-void FreeCheckedSlow(ThreadHeap* h, Span* s, void* p);
 
 // The head p of class c's list (not null) handed out.
 __attribute__((always_inline)) inline void* PopList(ClassCache& cc, void* p) {
@@ -70,25 +67,31 @@ __attribute__((always_inline)) inline void* AllocateFast(size_t size) {
   return AllocateSlow(size);
 }
 
+// The free of a pointer whose page has no tag (PageMap::Tag): a large
+// object, a slot of a span with annotated slots, a page outside the home
+// window, or misuse.
+void FreeUntagged(void* ptr);
+
 __attribute__((always_inline)) inline void FreeFast(void* ptr) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
-  Span* s = g_page_map.Get(p);
+  const uint32_t tag = g_page_map.Tag(p);
   ThreadHeap* h = t_heap;
-  if (LIBDUMP_UNLIKELY(s == nullptr || h == nullptr || s->state != SpanState::kSmall)) return FreeSlow(ptr, s);
-  // Misuse checks cost a multiply and loads from the span's first line: an
-  // interior pointer, or a slot that never left the central list, go to the
-  // slow path, which reports them. So do frees of annotated slots, whose
-  // type or sample record must be cleared, and of slots holding the key,
-  // most likely freed already (free_list.h). The key's read fetches the
-  // line the push writes.
-  const uint32_t i = s->SlotIndex(p);
-  const uint64_t m = uint64_t{1} << (i & 63);
-  const uint64_t live = s->bits[i >> 6].live.load(std::memory_order_relaxed);
-  const uint64_t busy = s->bits[i >> 6].annotated.load(std::memory_order_relaxed);
-  if (LIBDUMP_LIKELY(s->SlotAddress(i) == p && (live & ~busy & m) != 0 && !HasFreeKey(ptr))) {
-    return PushList(h, s->size_class, ptr);
+  if (LIBDUMP_LIKELY(tag != 0 && h != nullptr)) {
+    // The span's start and the slot index from the tag and the class's
+    // table, nothing of the span itself: an interior pointer, or one past
+    // the span's last slot, goes to the slow path, which reports it. So does
+    // a slot holding the key, most likely freed already (free_list.h); the
+    // key's read fetches the line the push writes. (A pointer at a slot that
+    // never left the central list is caught when its batch goes back.)
+    const uint32_t c = tag & 0xff;
+    const ClassInfo& ci = g_classes[c];
+    const uintptr_t start = (p & ~(kPageSize - 1)) - (uintptr_t{tag >> 8} << kPageShift);
+    const uint32_t i = static_cast<uint32_t>(((p - start) * ci.div_magic) >> kDivShift);
+    if (LIBDUMP_LIKELY(start + uintptr_t{i} * ci.size == p && i < ci.nslots && !HasFreeKey(ptr))) {
+      return PushList(h, c, ptr);
+    }
   }
-  FreeCheckedSlow(h, s, ptr);
+  FreeUntagged(ptr);
 }
 
 // Slot size of the objects of an in-use span.

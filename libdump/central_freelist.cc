@@ -45,6 +45,7 @@ Span* NewSmallSpan(int c) {
   }
   s->sample_slot.store(0, std::memory_order_relaxed);
   s->state = SpanState::kSmall;
+  g_page_map.SetTags(s->start, s->npages, c);
   if (g_debug_heap) Poison(reinterpret_cast<void*>(s->start), size_t{s->nslots} * s->slot_size);
   return s;
 }
@@ -185,6 +186,7 @@ void ReleaseSmallSpan(Span* s) {
   if (LIBDUMP_UNLIKELY(g_debug_heap)) {
     for (uint32_t i = 0; i < s->nslots; ++i) CheckPoison(reinterpret_cast<void*>(s->SlotAddress(i)), s->slot_size, 0);
   }
+  g_page_map.SetTags(s->start, s->npages, 0);
   LockGuard g(g_page_heap.mutex());
   if (SpanExtra* e = s->extra.load(std::memory_order_relaxed)) {
     s->extra.store(nullptr, std::memory_order_relaxed);

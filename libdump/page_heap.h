@@ -25,7 +25,7 @@ namespace libdump::internal {
 class PageHeap {
  public:
   static constexpr size_t kPagesPerHugePage = kHugePageSize >> kPageShift;
-  static constexpr size_t kSmallPagePrefix = size_t{32} << 20;
+  static constexpr size_t kSmallPagePrefix = size_t{256} << 20;
 
   // Everything below requires lock() to be held (and an AllocatorSection),
   // except where said.

@@ -23,6 +23,13 @@ bool PageMap::Ensure(uintptr_t start, uintptr_t end) {
   if (home_bytes_.load(std::memory_order_relaxed) == 0) {
     Leaf* leaf = MapLeaf();
     if (leaf == nullptr) return false;
+    void* tags = mmap(nullptr, (size_t{1} << kLeafBits) * sizeof(uint16_t), PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (tags == MAP_FAILED) {
+      munmap(leaf, sizeof(Leaf));
+      return false;
+    }
+    tags_.store(static_cast<std::atomic<uint16_t>*>(tags), std::memory_order_relaxed);
     home_.store(leaf, std::memory_order_relaxed);
     home_start_.store(start & ~(kPageSize - 1), std::memory_order_relaxed);
     home_bytes_.store(kHomeBytes, std::memory_order_release);
@@ -53,6 +60,16 @@ std::atomic<Span*>& PageMap::Entry(uintptr_t addr) {
   const uintptr_t page = addr >> kPageShift;
   Leaf* leaf = root_[page >> kLeafBits].load(std::memory_order_relaxed);
   return (*leaf)[page & ((uintptr_t{1} << kLeafBits) - 1)];
+}
+
+void PageMap::SetTags(uintptr_t start, uint32_t npages, int size_class) {
+  const uintptr_t home_start = home_start_.load(std::memory_order_relaxed);
+  std::atomic<uint16_t>* tags = tags_.load(std::memory_order_relaxed);
+  for (uint32_t i = 0; i < npages; ++i) {
+    const uintptr_t off = start + (uintptr_t{i} << kPageShift) - home_start;
+    if (off >= home_bytes_.load(std::memory_order_relaxed)) continue;
+    tags[off >> kPageShift].store(static_cast<uint16_t>(size_class == 0 ? 0 : TagOf(size_class, i)), std::memory_order_relaxed);
+  }
 }
 
 void PageMap::Set(uintptr_t start, uintptr_t npages, Span* span) {

@@ -39,6 +39,24 @@ class PageMap {
     if (LIBDUMP_UNLIKELY(leaf == nullptr)) return nullptr;
     return (*leaf)[page & ((uintptr_t{1} << kLeafBits) - 1)].load(std::memory_order_relaxed);
   }
+  // The home window's tags: for each page of a small span whose slots are
+  // all plain (none typed or sampled), its class and the page's place in the
+  // span (TagOf); 0 for every other page, and outside the window. Why: the
+  // free fast path reads a tag (two bytes of a dense array, 512 KiB for the
+  // whole window, mostly in cache) instead of the span's line and its bitmap
+  // word, which were two load misses of every free in a heap bigger than
+  // the caches.
+  static uint32_t TagOf(int size_class, uint32_t page_in_span) { return static_cast<uint32_t>(size_class) | page_in_span << 8; }
+  uint32_t Tag(uintptr_t addr) const {
+    const uintptr_t home_bytes = home_bytes_.load(std::memory_order_acquire);
+    const uintptr_t off = addr - home_start_.load(std::memory_order_relaxed);
+    if (LIBDUMP_LIKELY(off < home_bytes)) return tags_.load(std::memory_order_relaxed)[off >> kPageShift].load(std::memory_order_relaxed);
+    return 0;
+  }
+  // Tags the pages of [start, start + npages pages) as a span of class c (0:
+  // untags them). Pages outside the window are left alone.
+  void SetTags(uintptr_t start, uint32_t npages, int size_class);
+
   // Makes [start, end) settable; the first call places the home window at
   // start. Caller holds the page heap lock.
   bool Ensure(uintptr_t start, uintptr_t end);
@@ -55,6 +73,7 @@ class PageMap {
   std::atomic<uintptr_t> home_bytes_{0};
   std::atomic<uintptr_t> home_start_{0};
   std::atomic<Leaf*> home_{nullptr};
+  std::atomic<std::atomic<uint16_t>*> tags_{nullptr};
   int radix_leaves_ = 0;
   std::atomic<Leaf*> root_[size_t{1} << kRootBits] = {};
 };
