@@ -369,9 +369,9 @@ void* DebugAllocate(size_t size) {
     OutOfMemory(size);
     return nullptr;
   }
-  // Only the central list fills a list under the debug heap: past the link,
-  // the slot holds the poison its span gave it.
-  CheckPoison(p, cc.slot_size, 8);
+  // Only the central list fills a list under the debug heap: past its link
+  // and key, the slot holds the poison its span gave it.
+  CheckPoison(p, cc.slot_size, 16);
   Poison(p, 16);
   if (ChargeSample(h, cc.slot_size)) MarkSampled(p, cc.slot_size);
   return p;
@@ -450,6 +450,10 @@ void CheckedFree(ThreadHeap* h, Span* s, void* ptr, uint32_t i) {
 }
 
 }  // namespace
+
+void ListSlotWithoutKey(void* p) {
+  Fatal(KeyWord(p) == 0 ? "double free" : "double free (or a write after free)", p);
+}
 
 void FreeUntagged(void* ptr) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);

@@ -24,8 +24,15 @@ void FreeSlow(void* p, Span* s);
 // countdown picked (always, under the debug heap).
 void* AllocateSampled(size_t size, ThreadHeap* h, int c);
 
-// The head p of class c's list (not null) handed out.
+// A slot on a list without the key: freed twice (its first copy on a list
+// was handed out, which cleared the key), or written after its free.
+[[noreturn]] void ListSlotWithoutKey(void* p);
+
+// The head p of class c's list (not null) handed out. The key's test reads
+// the line the link is read from: a slot freed twice is caught here, before
+// it is handed out a second time (free_list.h).
 __attribute__((always_inline)) inline void* PopList(ClassCache& cc, void* p) {
+  if (LIBDUMP_UNLIKELY(!HasFreeKey(p))) ListSlotWithoutKey(p);
   cc.head.store(NextFree(p), std::memory_order_relaxed);
   cc.list.store(cc.list.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
   ClearLinks(p);
@@ -36,14 +43,17 @@ __attribute__((always_inline)) inline void* PopList(ClassCache& cc, void* p) {
 // whichever thread allocated the slot. The head is stored after the link
 // and the key, so that a walk of a thread stopped anywhere here finds a
 // well-formed list (the slot on it or not yet).
-__attribute__((always_inline)) inline void PushList(ThreadHeap* h, uint32_t c, void* p) {
+__attribute__((always_inline)) inline void PushList(ThreadHeap* h, uint32_t c, void* p, void* head) {
   ClassCache& cc = h->cache[c];
-  SetNextFree(p, cc.head.load(std::memory_order_relaxed));
+  SetNextFree(p, head);
   SetFreeKey(p);
   cc.head.store(p, std::memory_order_relaxed);
   const uint64_t l = cc.list.load(std::memory_order_relaxed) + kPush;
   cc.list.store(l, std::memory_order_relaxed);
   if (LIBDUMP_UNLIKELY(ListLength(l) > cc.max_length)) ShrinkList(h, static_cast<int>(c));
+}
+__attribute__((always_inline)) inline void PushList(ThreadHeap* h, uint32_t c, void* p) {
+  PushList(h, c, p, h->cache[c].head.load(std::memory_order_relaxed));
 }
 
 // always_inline: GCC would otherwise keep one out-of-line copy, called
@@ -79,16 +89,18 @@ __attribute__((always_inline)) inline void FreeFast(void* ptr) {
   if (LIBDUMP_LIKELY(tag != 0 && h != nullptr)) {
     // The span's start and the slot index from the tag and the class's
     // table, nothing of the span itself: an interior pointer, or one past
-    // the span's last slot, goes to the slow path, which reports it. So does
-    // a slot holding the key, most likely freed already (free_list.h); the
-    // key's read fetches the line the push writes. (A pointer at a slot that
-    // never left the central list is caught when its batch goes back.)
+    // the span's last slot, goes to the slow path, which reports it. So
+    // does the list's head, freed twice in a row. Nothing of the object is
+    // read: a load that misses there stalled every free (half of larson's
+    // free samples), where the push's stores do not. A second free of a
+    // slot freed earlier is caught later (free_list.h).
     const uint32_t c = tag & 0xff;
     const ClassInfo& ci = g_classes[c];
     const uintptr_t start = (p & ~(kPageSize - 1)) - (uintptr_t{tag >> 8} << kPageShift);
     const uint32_t i = static_cast<uint32_t>(((p - start) * ci.div_magic) >> kDivShift);
-    if (LIBDUMP_LIKELY(start + uintptr_t{i} * ci.size == p && i < ci.nslots && !HasFreeKey(ptr))) {
-      return PushList(h, c, ptr);
+    void* head = h->cache[c].head.load(std::memory_order_relaxed);
+    if (LIBDUMP_LIKELY(start + uintptr_t{i} * ci.size == p && i < ci.nslots && ptr != head)) {
+      return PushList(h, c, ptr, head);
     }
   }
   FreeUntagged(ptr);

@@ -139,15 +139,24 @@ std::string DoubleFreeAt(const void* p) {
   return expect;
 }
 
-// A second free of a slot deep in the list, not only of its head.
+// A second free of a slot deep in the list, not only of its head: caught
+// when malloc reaches its second copy on the list, before it hands the slot
+// out twice (free_list.h).
 TEST(CachedSlotsDeathTest, ASecondFreeOfASlotUnderOthersIsCaught) {
+  LIBDUMP_SKIP_UNDER_DEBUG_HEAP("catches it at the free (DebugHeapDeathTest)");
   std::vector<void*> p;
   for (int i = 0; i < 5; ++i) p.push_back(Allocate(kSize));
   for (void* q : p) Free(q);
-  EXPECT_DEATH(Free(p[1]), DoubleFreeAt(p[1]));
+  EXPECT_DEATH(
+      {
+        Free(p[1]);
+        for (int i = 0; i < 8; ++i) Allocate(kSize);
+      },
+      DoubleFreeAt(p[1]));
 }
 
-// A second free of a slot that left with a batch for the transfer cache.
+// A second free of a slot that left with a batch for the transfer cache:
+// whichever of its two copies malloc reaches second has no key.
 TEST(CachedSlotsDeathTest, ASecondFreeOfASlotInTheTransferCacheIsCaught) {
   LIBDUMP_SKIP_UNDER_DEBUG_HEAP("keeps no transfer cache");
   const uint32_t max = internal::t_heap->cache[internal::SizeToClass(kSize)].max_length;
@@ -155,7 +164,42 @@ TEST(CachedSlotsDeathTest, ASecondFreeOfASlotInTheTransferCacheIsCaught) {
   for (void*& q : p) q = Allocate(kSize);
   ReleaseFreeMemory();  // the list and the transfer caches: empty
   for (void* q : p) Free(q);  // the last free gives a batch, p[max] first
-  EXPECT_DEATH(Free(p[max]), DoubleFreeAt(p[max]));
+  EXPECT_DEATH(
+      {
+        Free(p[max]);
+        for (uint32_t i = 0; i < 3 * max; ++i) Allocate(kSize);
+      },
+      DoubleFreeAt(p[max]));
+}
+
+// A second free of a slot back in its span: caught when the list it went
+// onto gives it back (its live bit is clear), or when the central list takes
+// it from its span while it is still listed (it holds the key).
+TEST(CachedSlotsDeathTest, ASecondFreeOfASlotBackInItsSpanIsCaughtWhenItGoesBack) {
+  LIBDUMP_SKIP_UNDER_DEBUG_HEAP("catches it at the free (DebugHeapDeathTest)");
+  void* p = Allocate(kSize);
+  void* keep = Allocate(kSize);  // keeps the span in use
+  Free(p);
+  ReleaseFreeMemory();  // p: back in its span
+  EXPECT_DEATH(
+      {
+        Free(p);
+        ReleaseFreeMemory();
+      },
+      DoubleFreeAt(p));
+  // Another thread's refill takes p from its span while it is on this
+  // thread's list. (Were this thread to allocate first, it would get p from
+  // its list, and the span would hand p out again: not caught.)
+  EXPECT_DEATH(
+      {
+        Free(p);
+        std::thread([] {
+          std::vector<void*> v;
+          for (int i = 0; i < 4096; ++i) v.push_back(Allocate(kSize));
+        }).join();
+      },
+      DoubleFreeAt(p));
+  Free(keep);
 }
 
 }  // namespace

@@ -71,6 +71,10 @@ uint32_t TakeFromSpans(Central& k, int c, uint32_t n, void** first) {
         taken |= uint64_t{1} << b;
         void* p = reinterpret_cast<void*>(s->SlotAddress(w * 64 + b));
         if (LIBDUMP_UNLIKELY(g_debug_heap)) CheckPoison(p, s->slot_size, 0);
+        // A slot in its span holds no key (GiveToSpans clears it): one that
+        // does is on a list too, freed a second time after it came back.
+        if (LIBDUMP_UNLIKELY(HasFreeKey(p))) Fatal("double free", p);
+        SetFreeKey(p);
         if (last != nullptr) {
           SetNextFree(last, p);
         } else {
@@ -102,6 +106,8 @@ void GiveToSpans(Central& k, void* p, uint32_t n) {
     const uint32_t i = s->SlotIndex(a);
     const uint64_t m = uint64_t{1} << (i & 63);
     if ((s->bits[i >> 6].live.load(std::memory_order_relaxed) & m) == 0) Fatal("double free", p);
+    // The debug heap keeps every word of a free slot poisoned.
+    StoreKeyWord(p, LIBDUMP_UNLIKELY(g_debug_heap) ? kPoisonWord : 0);
     ClearBits(s->bits[i >> 6].live, m, std::memory_order_release);
     if (s->list == SpanList::kFull) {
       s->list = SpanList::kNonempty;

@@ -8,6 +8,8 @@
 #include "fatal.h"
 #include "free_list.h"
 #include "lock.h"
+#include "page_map.h"
+#include "span.h"
 #include "thread_cache.h"
 
 namespace libdump::internal {
@@ -63,6 +65,10 @@ void Quarantine(ThreadHeap* h, int c) {
   void* p = cc.head.load(std::memory_order_relaxed);
   cc.head.store(NextFree(p), std::memory_order_relaxed);
   cc.list.store(cc.list.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  // Every second free is caught here: in the quarantine still, or back in
+  // its span (its live bit clear).
+  const Span* s = g_page_map.Get(reinterpret_cast<uintptr_t>(p));
+  if (InQuarantine(h, c, p) || !s->SlotOut(s->SlotIndex(reinterpret_cast<uintptr_t>(p)))) Fatal("double free", p);
   Poison(static_cast<char*>(p) + 16, cc.slot_size - 16);
   *static_cast<uint64_t*>(p) = kPoisonWord;
   const uint32_t depth = QuarantineDepth(cc.slot_size);

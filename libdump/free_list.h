@@ -5,10 +5,22 @@
 // on the line its caller writes next, so that a new object never shows a
 // stale link into the heap (which a conservative scan of it would follow).
 //
-// The key, odd and random per process, is what a free tests to catch a
-// second free cheaply: a live object holds it only if the program copied it
-// out of a freed one. A slot given back to its span keeps it, so a second
-// free of a slot in the central list is caught too (its live bit is clear).
+// The key, odd and random per process, is held by exactly the slots on a
+// list or in a transfer batch: a push writes it, a pop clears it, and so
+// does the central list when a slot goes back to its span. A live object
+// holds it only if the program copied it out of a freed one. What it
+// catches of a second free, without the free reading the object (a load
+// that missed there stalled every free):
+// - the list's head freed again: at the free;
+// - a slot on a list or in a batch freed again, which puts it on a list
+//   twice: at the pop of its second copy, which finds no key, before it is
+//   handed out twice;
+// - a slot back in its span freed again: when the central list takes it
+//   from the span while it is still on a list (it holds the key), or when
+//   its list gives it back (its live bit is clear). If the program gets it
+//   from the list first, the span hands it out once more: that second free
+//   is not caught (tcmalloc, jemalloc and mimalloc check none without their
+//   debug modes); the debug heap catches every one at the free.
 //
 // The links are read with relaxed atomics: the walk follows them with the
 // world stopped (cached_slots.h), and a plain access would be a data race
@@ -29,7 +41,8 @@ inline void SetNextFree(void* slot, void* next) { __atomic_store_n(static_cast<v
 inline uint64_t KeyWord(const void* slot) { return __atomic_load_n(static_cast<const uint64_t*>(slot) + 1, __ATOMIC_RELAXED); }
 inline bool HasFreeKey(const void* slot) { return KeyWord(slot) == g_free_key; }
 inline void SetFreeKey(void* slot) { __atomic_store_n(static_cast<uint64_t*>(slot) + 1, g_free_key, __ATOMIC_RELAXED); }
-inline void ClearFreeKey(void* slot) { __atomic_store_n(static_cast<uint64_t*>(slot) + 1, uint64_t{0}, __ATOMIC_RELAXED); }
+inline void StoreKeyWord(void* slot, uint64_t w) { __atomic_store_n(static_cast<uint64_t*>(slot) + 1, w, __ATOMIC_RELAXED); }
+inline void ClearFreeKey(void* slot) { StoreKeyWord(slot, 0); }
 // What a slot handed out holds in its first 16 bytes: zeros.
 inline void ClearLinks(void* slot) {
   SetNextFree(slot, nullptr);

@@ -2,6 +2,7 @@
 
 #include <new>
 
+#include "allocator.h"
 #include "allocator_state.h"
 #include "arena.h"
 #include "central_freelist.h"
@@ -49,6 +50,7 @@ void* RefillList(ThreadHeap* h, int c) {
   const uint32_t n = CentralTake(c, cc.batch, &head);
   if (n == 0) return nullptr;
   // The list is empty: the batch is the list, less the slot handed out.
+  if (!HasFreeKey(head)) ListSlotWithoutKey(head);
   cc.fetched.store(cc.fetched.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
   cc.head.store(NextFree(head), std::memory_order_relaxed);
   cc.list.store(cc.list.load(std::memory_order_relaxed) + n - 1, std::memory_order_relaxed);
