@@ -71,9 +71,9 @@ uint32_t TakeFromSpans(Central& k, int c, uint32_t n, void** first) {
         taken |= uint64_t{1} << b;
         void* p = reinterpret_cast<void*>(s->SlotAddress(w * 64 + b));
         if (LIBDUMP_UNLIKELY(g_debug_heap)) CheckPoison(p, s->slot_size, 0);
-        // A slot in its span holds no key (GiveToSpans clears it): one that
-        // does is on a list too, freed a second time after it came back.
-        if (LIBDUMP_UNLIKELY(HasFreeKey(p))) Fatal("double free", p);
+        // Stores only: a read of each slot here (to catch one that a second
+        // free put on a list while it was back in its span) missed on every
+        // slot, 40 % of this path's time on cross-B.
         SetFreeKey(p);
         if (last != nullptr) {
           SetNextFree(last, p);

@@ -15,11 +15,10 @@
 // - a slot on a list or in a batch freed again, which puts it on a list
 //   twice: at the pop of its second copy, which finds no key, before it is
 //   handed out twice;
-// - a slot back in its span freed again: when the central list takes it
-//   from the span while it is still on a list (it holds the key), or when
-//   its list gives it back (its live bit is clear). If the program gets it
-//   from the list first, the span hands it out once more: that second free
-//   is not caught (tcmalloc, jemalloc and mimalloc check none without their
+// - a slot back in its span freed again: when its list gives it back (its
+//   live bit is clear). If the program gets it from the list first, or the
+//   span hands it out before, it is handed out twice: that second free is
+//   not caught (tcmalloc, jemalloc and mimalloc check none without their
 //   debug modes); the debug heap catches every one at the free.
 //
 // The links are read with relaxed atomics: the walk follows them with the
