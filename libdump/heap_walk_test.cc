@@ -42,7 +42,7 @@ TEST(HeapWalk, ReportsExactlyTheLiveObjectsInAddressOrder) {
   for (size_t i = 0; i < all.size(); ++i) {
     if (i % 2) Free(all[i]); else live.insert(reinterpret_cast<uintptr_t>(all[i]));
   }
-  // Half of the frees come from another thread (remote bits).
+  // Half of the frees come from another thread, whose exit gives them back.
   std::vector<void*> remote;
   for (int i = 0; i < 5000; ++i) remote.push_back(Allocate(100));
   std::thread([&] { for (void* p : remote) Free(p); }).join();

@@ -67,9 +67,12 @@ void WalkHeap(F&& f) {
 }
 
 // If addr points into a live object (its start or inside it), fills *out and
-// returns true. O(1): a page map lookup, a bitmap test and, for a slot a
-// thread may have freed onto its stack of recent frees, a read of the slot's
-// first word (docs/ALLOCATOR.md).
+// returns true. O(1): a page map lookup, a bitmap test and, for a slot
+// holding the free lists' key, a search of the calling thread's list and
+// the class's transfer cache (docs/ALLOCATOR.md). Among running threads a
+// slot another thread freed onto its own list reads as live until that
+// thread gives it back; with the world stopped (WriteHeapDump) every answer
+// is exact.
 bool FindObject(const void* addr, ObjectInfo* out);
 
 // Heap-profile sampling: one allocation about every `bytes` allocated bytes is

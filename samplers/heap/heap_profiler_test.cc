@@ -146,11 +146,11 @@ __attribute__((noipa)) void* AllocateToStack(size_t n) {
 
 // A sampled object's free is counted through its kept token (the allocator
 // adds to the bucket's free counter), and its slot then goes onto its
-// class's stack like any freed slot: the next allocation of the class gets
+// class's list like any freed slot: the next allocation of the class gets
 // it back, no longer sampled.
-TEST(HeapProfiler, ASampledFreeIsCountedAndStacksItsSlot) {
+TEST(HeapProfiler, ASampledFreeIsCountedAndListsItsSlot) {
   // The debug heap's quarantine never hands the freed slot straight back.
-  if (libdump::env::GetBool("LIBDUMP_DEBUG_HEAP", false)) GTEST_SKIP() << "the debug heap hands out no stacked slot";
+  if (libdump::env::GetBool("LIBDUMP_DEBUG_HEAP", false)) GTEST_SKIP() << "the debug heap hands out no freed slot";
   ASSERT_TRUE(InstallHeapProfiler());
   SetMemProfileRate(0);
   void* keep = Allocate(1800);  // a size class no other test uses; the span stays
