@@ -66,14 +66,14 @@ void ThreadExit(void* arg) {
 void ForkPrepare() {
   ++t_allocator_depth;
   HeapsForkPrepare();
-  CentralForkPrepare();
+  LockCentralLists();
   g_page_heap.mutex().lock();
   MetaForkPrepare();
 }
 void ForkParent() {
   MetaForkParent();
   g_page_heap.mutex().unlock();
-  CentralForkParent();
+  UnlockCentralLists();
   HeapsForkParent();
   // A stop that arrived during the fork waited for this section's end, as
   // it would for any other section's: the dump goes on at once.
@@ -340,10 +340,8 @@ void* AllocateSlow(size_t size) {
   if (size > kMaxSmallSize) return AllocateLarge(h, size, 1);
   const int c = SizeToClass(size);
   ClassCache& cc = h->cache[c];
-  void* p = cc.head.load(std::memory_order_relaxed);
-  if (p != nullptr) {
-    PopList(cc, p);
-  } else if ((p = RefillList(h, c)) == nullptr) {
+  void* p = PopOrRefill(h, cc, c);
+  if (p == nullptr) {
     OutOfMemory(size);
     return nullptr;
   }
@@ -361,16 +359,14 @@ void* DebugAllocate(size_t size) {
   if (size > kMaxSmallSize) return AllocateLarge(h, size, 1);
   const int c = SizeToClass(size);
   ClassCache& cc = h->cache[c];
-  void* p = cc.head.load(std::memory_order_relaxed);
-  if (p != nullptr) {
-    cc.head.store(NextFree(p), std::memory_order_relaxed);
-    cc.list.store(cc.list.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-  } else if ((p = RefillList(h, c)) == nullptr) {
+  void* p = PopOrRefill(h, cc, c);
+  if (p == nullptr) {
     OutOfMemory(size);
     return nullptr;
   }
   // Only the central list fills a list under the debug heap: past its link
-  // and key, the slot holds the poison its span gave it.
+  // and key (which the pop zeroed), the slot holds the poison its span gave
+  // it.
   CheckPoison(p, cc.slot_size, 16);
   Poison(p, 16);
   if (ChargeSample(h, cc.slot_size)) MarkSampled(p, cc.slot_size);
@@ -384,10 +380,8 @@ __attribute__((flatten)) void* AllocateSampled(size_t size, ThreadHeap* h, int c
   if (LIBDUMP_UNLIKELY(t_own_component != OwnComponent::kNone)) return AllocateOwn(size);
   if (LIBDUMP_UNLIKELY(g_debug_heap)) return DebugAllocate(size);
   ClassCache& cc = h->cache[c];
-  void* p = cc.head.load(std::memory_order_relaxed);
-  if (p != nullptr) {
-    PopList(cc, p);
-  } else if ((p = RefillList(h, c)) == nullptr) {
+  void* p = PopOrRefill(h, cc, c);
+  if (p == nullptr) {
     OutOfMemory(size);
     return nullptr;
   }
@@ -430,7 +424,8 @@ void CheckedFree(ThreadHeap* h, Span* s, void* ptr, uint32_t i) {
     Fatal(i >= s->nslots ? "free of a pointer inside an object" : "double free", ptr);
   }
   // The key: most likely a slot freed already, on this thread's list or in
-  // its quarantine, in a transfer batch or back in its span. If none of
+  // its quarantine, or in a transfer batch (a slot back in its span has
+  // neither the key nor its live bit, re-read under the lock). If none of
   // them has it, it is on another thread's list (a second free this check
   // does not catch, as tcmalloc's does not) or the object held the key:
   // cleared, so that the slot's next free is not taken for a second one.

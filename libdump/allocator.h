@@ -39,6 +39,17 @@ __attribute__((always_inline)) inline void* PopList(ClassCache& cc, void* p) {
   return p;
 }
 
+// The head of class c's list handed out, the list refilled first if it is
+// empty; null when out of memory.
+inline void* PopOrRefill(ThreadHeap* h, ClassCache& cc, int c) {
+  void* p = cc.head.load(std::memory_order_relaxed);
+  if (p == nullptr) {
+    if (!RefillList(h, c)) return nullptr;
+    p = cc.head.load(std::memory_order_relaxed);
+  }
+  return PopList(cc, p);
+}
+
 // A free whose checks passed: onto the freeing thread's list of the class,
 // whichever thread allocated the slot. The head is stored after the link
 // and the key, so that a walk of a thread stopped anywhere here finds a

@@ -75,9 +75,9 @@ void CachedSlots::Take(bool every_heap) {
   } else {
     // Among running threads the transfer caches change under their locks.
     AllocatorSection section;
-    CentralForkPrepare();
+    LockCentralLists();
     ForEachTransferSlot(add, this);
-    CentralForkParent();
+    UnlockCentralLists();
   }
   std::sort(addrs_, addrs_ + n_);
   copied_ = true;

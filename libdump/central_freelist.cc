@@ -150,27 +150,29 @@ void CentralGive(int c, void* head, uint32_t n, bool to_spans) {
   GiveToSpans(k, head, n);
 }
 
-bool InTransferCache(int c, const void* p) {
-  const Central& k = g_central[c];
-  for (uint32_t b = 0; b < k.nbatches.load(std::memory_order_acquire); ++b) {
+namespace {
+
+// Calls f(slot) for every slot of class c's transfer cache.
+template <typename F>
+void ForEachBatchedSlot(const Central& k, F&& f) {
+  const uint32_t nb = k.nbatches.load(std::memory_order_acquire);
+  for (uint32_t b = 0; b < nb && b < kTransferBatches; ++b) {
     const void* q = k.batches[b].head.load(std::memory_order_relaxed);
-    for (uint32_t j = k.batches[b].n.load(std::memory_order_relaxed); j != 0 && q != nullptr; --j, q = NextFree(q)) {
-      if (q == p) return true;
-    }
+    for (uint32_t j = k.batches[b].n.load(std::memory_order_relaxed); j != 0 && q != nullptr; --j, q = NextFree(q)) f(q);
   }
-  return false;
+}
+
+}  // namespace
+
+bool InTransferCache(int c, const void* p) {
+  bool found = false;
+  ForEachBatchedSlot(g_central[c], [&](const void* q) { found |= q == p; });
+  return found;
 }
 
 void ForEachTransferSlot(void (*f)(void* ctx, uintptr_t slot), void* ctx) {
   for (int c = 1; c < kNumClasses; ++c) {
-    const Central& k = g_central[c];
-    const uint32_t nb = k.nbatches.load(std::memory_order_acquire);
-    for (uint32_t b = 0; b < nb && b < kTransferBatches; ++b) {
-      const void* q = k.batches[b].head.load(std::memory_order_relaxed);
-      for (uint32_t j = k.batches[b].n.load(std::memory_order_relaxed); j != 0 && q != nullptr; --j, q = NextFree(q)) {
-        f(ctx, reinterpret_cast<uintptr_t>(q));
-      }
-    }
+    ForEachBatchedSlot(g_central[c], [&](const void* q) { f(ctx, reinterpret_cast<uintptr_t>(q)); });
   }
 }
 
@@ -201,10 +203,10 @@ void ReleaseSmallSpan(Span* s) {
   g_page_heap.Free(s);
 }
 
-void CentralForkPrepare() {
+void LockCentralLists() {
   for (auto& k : g_central) k.lock.lock();
 }
-void CentralForkParent() {
+void UnlockCentralLists() {
   for (auto& k : g_central) k.lock.unlock();
 }
 void CentralForkChild() {

@@ -48,8 +48,10 @@ void DrainTransferCaches();
 // Hands an empty small span back to the page heap.
 void ReleaseSmallSpan(Span* s);
 
-void CentralForkPrepare();
-void CentralForkParent();
+// Every class's lock, in class order: fork's prepare and parent handlers,
+// and a copy of the transfer caches among running threads.
+void LockCentralLists();
+void UnlockCentralLists();
 void CentralForkChild();
 
 }  // namespace libdump::internal

@@ -2,7 +2,6 @@
 
 #include <new>
 
-#include "allocator.h"
 #include "allocator_state.h"
 #include "arena.h"
 #include "central_freelist.h"
@@ -42,21 +41,18 @@ void GiveBack(ClassCache& cc, int c, uint32_t n, bool to_spans) {
 
 }  // namespace
 
-void* RefillList(ThreadHeap* h, int c) {
+bool RefillList(ThreadHeap* h, int c) {
   ClassCache& cc = h->cache[c];
   AllocatorSection section;
   LockGuard g(CentralLock(c));
   void* head = nullptr;
   const uint32_t n = CentralTake(c, cc.batch, &head);
-  if (n == 0) return nullptr;
-  // The list is empty: the batch is the list, less the slot handed out.
-  if (!HasFreeKey(head)) ListSlotWithoutKey(head);
+  if (n == 0) return false;
+  // The list is empty: the batch is the list.
   cc.fetched.store(cc.fetched.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-  cc.head.store(NextFree(head), std::memory_order_relaxed);
-  cc.list.store(cc.list.load(std::memory_order_relaxed) + n - 1, std::memory_order_relaxed);
-  // Under the debug heap the word holds poison, which DebugAllocate checks.
-  if (!g_debug_heap) ClearLinks(head);
-  return head;
+  cc.head.store(head, std::memory_order_relaxed);
+  cc.list.store(cc.list.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+  return true;
 }
 
 void ShrinkList(ThreadHeap* h, int c) {

@@ -107,9 +107,9 @@ bool HeapDetached();
 // Gives every list's slots back (ReleaseFreeMemory, malloc_trim).
 void FlushLists(ThreadHeap* h);
 
-// Fills class c's empty list with a batch from the central list and pops
-// one slot of it; null when out of memory.
-void* RefillList(ThreadHeap* h, int c);
+// Fills class c's empty list with a batch from the central list; false when
+// out of memory.
+bool RefillList(ThreadHeap* h, int c);
 // A push took class c's list past max_length: a batch goes back.
 void ShrinkList(ThreadHeap* h, int c);
 // Whether slot p is on h's list of class c. Exact on h's own thread.
