@@ -23,7 +23,7 @@ constexpr std::array<uint32_t, kNumClasses> ClassSizes() {
 // allocation would move a span between lists. Capped by the bitmap size.
 constexpr uint32_t kMinSpanPages = 8;
 constexpr ClassInfo MakeClass(uint32_t size) {
-  if (size == 0) return ClassInfo{0, 0, 0, 0};
+  if (size == 0) return ClassInfo{0, 0, 0, 0, 0, 0};
   uint32_t npages = 1;
   for (;; ++npages) {
     const uint64_t bytes = uint64_t{npages} * kPageSize;
@@ -34,7 +34,7 @@ constexpr ClassInfo MakeClass(uint32_t size) {
   }
   const uint32_t nslots = static_cast<uint32_t>(uint64_t{npages} * kPageSize / size);
   const uint64_t magic = ((uint64_t{1} << kDivShift) + size - 1) / size;
-  return ClassInfo{size, npages, nslots, magic};
+  return ClassInfo{size, npages, nslots, nslots * size, magic, ~uint64_t{0} / size + 1};
 }
 
 constexpr std::array<ClassInfo, kNumClasses> MakeClasses() {

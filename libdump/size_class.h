@@ -18,8 +18,15 @@ struct ClassInfo {
   uint32_t size;      // slot size in bytes
   uint32_t npages;    // pages per span
   uint32_t nslots;    // slots per span (<= kMaxSlotsPerSpan)
+  uint32_t span_bytes;  // nslots * size: the offset past the last slot
   uint64_t div_magic; // slot index = (offset * div_magic) >> kDivShift
+  // An offset off (< 2^32) starts a slot iff off * multiple_magic <= multiple_magic - 1
+  // (the divisibility test of Lemire, Kaser and Kurz, 2019): one multiply
+  // for the free's interior-pointer test, where the index and its product
+  // back were two dependent multiplies.
+  uint64_t multiple_magic;
 };
+static_assert(sizeof(ClassInfo) == 32);
 inline constexpr int kDivShift = 40;
 
 extern LIBDUMP_HIDDEN const std::array<ClassInfo, kNumClasses> g_classes;

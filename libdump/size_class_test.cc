@@ -58,5 +58,15 @@ TEST(SizeClass, SlotIndexDivisionIsExactAtEveryOffset) {
   }
 }
 
+TEST(SizeClass, MultipleTestFindsExactlyTheSlotStarts) {
+  for (int c = 1; c < kNumClasses; ++c) {
+    const ClassInfo& ci = g_classes[c];
+    EXPECT_EQ(ci.span_bytes, ci.nslots * ci.size);
+    for (uint64_t off = 0; off < uint64_t{ci.npages} * kPageSize; ++off) {
+      ASSERT_EQ(off * ci.multiple_magic <= ci.multiple_magic - 1, off % ci.size == 0) << "class " << c << " offset " << off;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace libdump::internal

@@ -101,6 +101,8 @@ ThreadHeap* AttachHeap() {
       for (int c = 1; c < kNumClasses; ++c) {
         ClassCache& cc = h->cache[c];
         cc.slot_size = g_classes[c].size;
+        cc.span_bytes = g_classes[c].span_bytes;
+        cc.multiple_magic = g_classes[c].multiple_magic;
         cc.batch = BatchSlots(cc.slot_size);
         // 0 under the debug heap: every free goes out of line, into its
         // quarantine.

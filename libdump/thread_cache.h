@@ -38,6 +38,10 @@ struct alignas(64) ClassCache {
   uint32_t max_length = 0;  // a push past it gives a batch back (0: every free goes out of line)
   uint32_t batch = 0;       // slots per transfer to and from the central list
   uint32_t slot_size = 0;
+  // The class's span_bytes and multiple_magic (size_class.h), here so that
+  // the free's interior-pointer test reads the line it pushes on.
+  uint32_t span_bytes = 0;
+  uint64_t multiple_magic = 0;
   // The debug heap's quarantine of this class (debug_heap.h): its slots.
   std::atomic<uint32_t> quarantined{0};
   std::atomic<uint64_t> fetched{0};   // slots taken from the central list
