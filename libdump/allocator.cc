@@ -142,11 +142,58 @@ void SeedSampling(ThreadHeap* h) {
                       reinterpret_cast<uintptr_t>(h)) | 1;
 }
 
-// A span with an annotated slot: its frees leave the tagged fast path for
-// FreeUntagged, which tests each slot's annotation, until the span is
-// released (typed spans stay typed; samples are rare).
-void Untag(Span* s) {
-  if (g_page_map.Tag(s->start) != 0) g_page_map.SetTags(s->start, s->npages, 0);
+// A slot's free takes the tagged fast path only if its first byte's page
+// has a tag, so annotating a slot (which FreeUntagged must then test and
+// clear) takes that page's tag away, and only that page's: the rest of the
+// span keeps the fast path. The page gets its tag back when its last
+// annotated slot is freed (RetagPage). Without that, a sample every 512 KiB
+// and libdump's own typed objects left, in a long run, a quarter of
+// bench_pprof_alloc's frees on the slow path, which reads the span's line,
+// its bitmap words and the object (16 % of its time while sampling).
+//
+// Tags change under the class's central lock, and samples are marked under
+// it. A typed allocation marks its slot without it (every object of a typed
+// heap is annotated) and takes it only to untag a page it finds tagged. Why
+// that is safe against a retag running meanwhile: the allocation sets its
+// bit, fences, then reads `retagging` and the tag; the retag sets
+// `retagging`, fences, scans the page's bits (and gives up on one), sets the
+// tag, fences and scans again (untagging again on a bit), then clears
+// `retagging`. By the fences either the retag's scans see the new bit or
+// the allocation sees `retagging` set (it then takes the lock, which waits
+// for the retag), or sees it cleared after the retag, with the retag's tag:
+// no slot of a tagged page is ever handed out annotated.
+uint32_t PageOfSlot(const Span* s, uint32_t i) {
+  return static_cast<uint32_t>((s->SlotAddress(i) - s->start) >> kPageShift);
+}
+
+// Whether a slot that starts on page `page` of s is annotated.
+bool PageHasAnnotated(const Span* s, uint32_t page) {
+  const uintptr_t from = s->start + (uintptr_t{page} << kPageShift);
+  const uint32_t first = page == 0 ? 0 : s->SlotIndex(from - 1) + 1;
+  uint32_t last = s->SlotIndex(from + kPageSize - 1);
+  if (last >= s->nslots) last = s->nslots - 1;
+  for (uint32_t w = first >> 6; w <= last >> 6; ++w) {
+    uint64_t mask = ~uint64_t{0};
+    if (w == first >> 6) mask &= ~uint64_t{0} << (first & 63);
+    if (w == last >> 6) mask &= ~uint64_t{0} >> (63 - (last & 63));
+    if (s->bits[w].annotated.load(std::memory_order_relaxed) & mask) return true;
+  }
+  return false;
+}
+
+void RetagPage(Span* s, uint32_t page) {
+  // Most frees of a typed heap's objects leave others on their page.
+  if (PageHasAnnotated(s, page)) return;
+  AllocatorSection section;
+  LockGuard g(CentralLock(s->size_class));
+  s->retagging.store(true, std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!PageHasAnnotated(s, page)) {
+    g_page_map.SetTag(s->start, page, s->size_class);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (PageHasAnnotated(s, page)) g_page_map.SetTag(s->start, page, 0);
+  }
+  s->retagging.store(false, std::memory_order_release);
 }
 
 // The thread that samples p claims the span's token place if it is empty
@@ -159,9 +206,11 @@ void MarkSampled(void* p, size_t size) {
   } else {
     const uint32_t i = s->SlotIndex(reinterpret_cast<uintptr_t>(p));
     const uint64_t m = uint64_t{1} << (i & 63);
+    AllocatorSection section;
+    LockGuard g(CentralLock(s->size_class));
     s->sampled[i >> 6].fetch_or(m, std::memory_order_relaxed);
     s->bits[i >> 6].annotated.fetch_or(m, std::memory_order_release);
-    Untag(s);
+    g_page_map.SetTag(s->start, PageOfSlot(s, i), 0);
     slot = i + 1;
   }
   const SampleHooks* hooks = g_sample_hooks.load(std::memory_order_acquire);
@@ -313,15 +362,28 @@ uint64_t HeaplessFrees() { return g_heapless_frees.load(std::memory_order_relaxe
 uint64_t HeaplessFreeBytes() { return g_heapless_free_bytes.load(std::memory_order_relaxed); }
 
 SpanExtra* AnnotateSlot(Span* s, uint32_t i) {
+  const uint64_t m = uint64_t{1} << (i & 63);
+  const uint32_t page = PageOfSlot(s, i);
   SpanExtra* e = s->extra.load(std::memory_order_acquire);
+  if (LIBDUMP_LIKELY(e != nullptr)) {
+    // The order that a retag relies on (above RetagPage).
+    s->bits[i >> 6].annotated.fetch_or(m, std::memory_order_release);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (LIBDUMP_LIKELY(!s->retagging.load(std::memory_order_acquire) &&
+                       g_page_map.Tag(s->start + (uintptr_t{page} << kPageShift)) == 0)) {
+      return e;
+    }
+  }
+  AllocatorSection section;
+  LockGuard g(CentralLock(s->size_class));
+  e = s->extra.load(std::memory_order_relaxed);
   if (e == nullptr) {
-    AllocatorSection section;
-    LockGuard g(g_page_heap.mutex());
+    LockGuard p(g_page_heap.mutex());
     e = g_page_heap.NewExtra();
     s->extra.store(e, std::memory_order_release);
   }
-  s->bits[i >> 6].annotated.fetch_or(uint64_t{1} << (i & 63), std::memory_order_release);
-  Untag(s);
+  s->bits[i >> 6].annotated.fetch_or(m, std::memory_order_release);
+  g_page_map.SetTag(s->start, page, 0);
   return e;
 }
 
@@ -409,6 +471,7 @@ __attribute__((noinline)) void ClearAnnotations(Span* s, uint32_t i) {
     }
   }
   s->bits[w].annotated.fetch_and(~m, std::memory_order_release);
+  RetagPage(s, PageOfSlot(s, i));
 }
 
 // Checks a free of slot p of small span s (its index i) that the fast path

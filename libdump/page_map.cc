@@ -62,14 +62,15 @@ std::atomic<Span*>& PageMap::Entry(uintptr_t addr) {
   return (*leaf)[page & ((uintptr_t{1} << kLeafBits) - 1)];
 }
 
+void PageMap::SetTag(uintptr_t start, uint32_t page, int size_class) {
+  const uintptr_t off = start + (uintptr_t{page} << kPageShift) - home_start_.load(std::memory_order_relaxed);
+  if (off >= home_bytes_.load(std::memory_order_relaxed)) return;
+  tags_.load(std::memory_order_relaxed)[off >> kPageShift].store(
+      static_cast<uint16_t>(size_class == 0 ? 0 : TagOf(size_class, page)), std::memory_order_relaxed);
+}
+
 void PageMap::SetTags(uintptr_t start, uint32_t npages, int size_class) {
-  const uintptr_t home_start = home_start_.load(std::memory_order_relaxed);
-  std::atomic<uint16_t>* tags = tags_.load(std::memory_order_relaxed);
-  for (uint32_t i = 0; i < npages; ++i) {
-    const uintptr_t off = start + (uintptr_t{i} << kPageShift) - home_start;
-    if (off >= home_bytes_.load(std::memory_order_relaxed)) continue;
-    tags[off >> kPageShift].store(static_cast<uint16_t>(size_class == 0 ? 0 : TagOf(size_class, i)), std::memory_order_relaxed);
-  }
+  for (uint32_t i = 0; i < npages; ++i) SetTag(start, i, size_class);
 }
 
 void PageMap::Set(uintptr_t start, uintptr_t npages, Span* span) {

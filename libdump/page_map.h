@@ -56,6 +56,8 @@ class PageMap {
   // Tags the pages of [start, start + npages pages) as a span of class c (0:
   // untags them). Pages outside the window are left alone.
   void SetTags(uintptr_t start, uint32_t npages, int size_class);
+  // The same for page `page` of the span at start alone.
+  void SetTag(uintptr_t start, uint32_t page, int size_class);
 
   // Makes [start, end) settable; the first call places the home window at
   // start. Caller holds the page heap lock.

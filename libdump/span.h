@@ -95,6 +95,9 @@ struct alignas(64) Span {
   // A large span whose object was freed into a thread's cache of large spans
   // (large_cache.h): it holds no object, and the page heap does not have it.
   std::atomic<bool> large_free{false};
+  // Set while a page of the span gets its tag back (RetagPage in
+  // allocator.cc): a typed allocation that sees it takes the central lock.
+  std::atomic<bool> retagging{false};
   Span* prev = nullptr;
   Span* next = nullptr;
 
