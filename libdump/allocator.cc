@@ -182,6 +182,7 @@ bool PageHasAnnotated(const Span* s, uint32_t page) {
 }
 
 void RetagPage(Span* s, uint32_t page) {
+  if (s->own) return;  // libdump's own spans have no tags
   // Most frees of a typed heap's objects leave others on their page.
   if (PageHasAnnotated(s, page)) return;
   AllocatorSection section;
@@ -507,7 +508,24 @@ void CheckedFree(ThreadHeap* h, Span* s, void* ptr, uint32_t i) {
   if ((s->bits[i >> 6].annotated.load(std::memory_order_acquire) & m) != 0) ClearAnnotations(s, i);
 }
 
+// A slot of libdump's own spans goes back to its span, never to a list.
+void FreeOwn(Span* s, void* ptr) {
+  CheckedFree(nullptr, s, ptr, s->SlotIndex(reinterpret_cast<uintptr_t>(ptr)));
+  OwnGive(s->size_class, ptr);
+}
+
 }  // namespace
+
+void* AllocateOwnSlot(size_t size, uint32_t type_id) {
+  void* p;
+  {
+    AllocatorSection section;
+    p = OwnTake(SizeToClass(size));
+    if (p != nullptr) TypeNewObject(p, size, type_id, 1);
+  }
+  if (p == nullptr) OutOfMemory(size);
+  return p;
+}
 
 void ListSlotWithoutKey(void* p) {
   Fatal(KeyWord(p) == 0 ? "double free" : "double free (or a write after free)", p);
@@ -518,14 +536,20 @@ void FreeUntagged(void* ptr) {
   Span* s = g_page_map.Get(p);
   ThreadHeap* h = t_heap;
   if (LIBDUMP_UNLIKELY(s == nullptr || h == nullptr || s->state != SpanState::kSmall)) return FreeSlow(ptr, s);
-  // A slot of an untagged span: only its annotated slots need the checks'
-  // path, which clears their annotations.
+  if (LIBDUMP_UNLIKELY(s->own)) return FreeOwn(s, ptr);
+  // A slot of an untagged page: only its annotated slots need the checks'
+  // path, which clears their annotations. As on the tagged path, nothing of
+  // the object is read (its key was the one miss of this path's frees of a
+  // sampled slot's neighbours); a second free is caught where free_list.h
+  // says.
   const uint32_t i = s->SlotIndex(p);
   const uint64_t m = uint64_t{1} << (i & 63);
   const uint64_t live = s->bits[i >> 6].live.load(std::memory_order_relaxed);
   const uint64_t busy = s->bits[i >> 6].annotated.load(std::memory_order_relaxed);
-  if (LIBDUMP_LIKELY(s->SlotAddress(i) == p && (live & ~busy & m) != 0 && !HasFreeKey(ptr))) {
-    return PushList(h, s->size_class, ptr);
+  const uint32_t c = s->size_class;
+  void* head = h->cache[c].head.load(std::memory_order_relaxed);
+  if (LIBDUMP_LIKELY(s->SlotAddress(i) == p && (live & ~busy & m) != 0 && ptr != head)) {
+    return PushList(h, c, ptr, head);
   }
   CheckedFree(h, s, ptr, i);
   PushList(h, s->size_class, ptr);
@@ -558,6 +582,7 @@ void FreeSlow(void* ptr, Span* s) {
   ThreadHeap* h = t_heap;
   switch (s->state) {
     case SpanState::kSmall: {
+      if (s->own) return FreeOwn(s, ptr);
       // A thread that only frees (a consumer) gets a heap too, for its list;
       // one past its exit gives the slot straight back.
       if (h == nullptr && !HeapDetached()) h = AttachHeap();

@@ -124,6 +124,14 @@ size_t SlotSize(const Span* s);
 // annotated. Called by the thread that holds slot i.
 SpanExtra* AnnotateSlot(Span* s, uint32_t i);
 
+// Zeroes the new object p of `size` bytes and types it (type_id 0: plain).
+// The caller is inside an allocator section from the allocation on, so that
+// a heap dump never sees the slot typed with its previous contents.
+void TypeNewObject(void* p, size_t size, uint32_t type_id, uint32_t count);
+// A small object of libdump's own, typed type_id, from the own spans
+// (central_freelist.h, OwnTake); null when out of memory.
+void* AllocateOwnSlot(size_t size, uint32_t type_id);
+
 void* AllocateAlignedImpl(size_t align, size_t size);
 void* ReallocateImpl(void* p, size_t size);
 size_t UsableSizeImpl(const void* p);

@@ -27,8 +27,10 @@ struct alignas(64) Central {
   Batch batches[kTransferBatches] = {};
 };
 constinit Central g_central[kNumClasses];
+// libdump's own spans (OwnTake): no transfer cache, only the spans.
+constinit Central g_own_central[kNumClasses];
 
-Span* NewSmallSpan(int c) {
+Span* NewSmallSpan(int c, bool own) {
   const ClassInfo& ci = g_classes[c];
   LockGuard g(g_page_heap.mutex());
   Span* s = g_page_heap.Alloc(ci.npages);
@@ -45,20 +47,21 @@ Span* NewSmallSpan(int c) {
   }
   s->sample_slot.store(0, std::memory_order_relaxed);
   s->state = SpanState::kSmall;
-  g_page_map.SetTags(s->start, s->npages, c);
+  s->own = own;
+  if (!own) g_page_map.SetTags(s->start, s->npages, c);
   if (g_debug_heap) Poison(reinterpret_cast<void*>(s->start), size_t{s->nslots} * s->slot_size);
   return s;
 }
 
-// Sets the live bits of up to n free slots of the class's spans and links
-// them, in address order, after *last.
-uint32_t TakeFromSpans(Central& k, int c, uint32_t n, void** first) {
+// Sets the live bits of up to n free slots of the class's spans (own: of
+// libdump's own spans, OwnTake) and links them, in address order, after *last.
+uint32_t TakeFromSpans(Central& k, int c, uint32_t n, void** first, bool own) {
   uint32_t got = 0;
   void* last = nullptr;
   while (got < n) {
     Span* s = k.nonempty.front();
     if (s == nullptr) {
-      s = NewSmallSpan(c);
+      s = NewSmallSpan(c, own);
       if (s == nullptr) break;
       s->list = SpanList::kNonempty;
       k.nonempty.PushFront(s);
@@ -135,7 +138,7 @@ uint32_t CentralTake(int c, uint32_t n, void** head) {
     k.nbatches.store(nb - 1, std::memory_order_relaxed);
     return b.n.load(std::memory_order_relaxed);
   }
-  return TakeFromSpans(k, c, n, head);
+  return TakeFromSpans(k, c, n, head, false);
 }
 
 void CentralGive(int c, void* head, uint32_t n, bool to_spans) {
@@ -203,14 +206,36 @@ void ReleaseSmallSpan(Span* s) {
   g_page_heap.Free(s);
 }
 
+void* OwnTake(int c) {
+  Central& k = g_own_central[c];
+  AllocatorSection section;
+  LockGuard g(k.lock);
+  void* p = nullptr;
+  if (TakeFromSpans(k, c, 1, &p, true) == 0) return nullptr;
+  ClearLinks(p);
+  return p;
+}
+
+void OwnGive(int c, void* p) {
+  Central& k = g_own_central[c];
+  AllocatorSection section;
+  LockGuard g(k.lock);
+  // The debug heap's spans keep every free slot poisoned (TakeFromSpans checks).
+  if (LIBDUMP_UNLIKELY(g_debug_heap)) Poison(p, g_classes[c].size);
+  GiveToSpans(k, p, 1);
+}
+
 void LockCentralLists() {
   for (auto& k : g_central) k.lock.lock();
+  for (auto& k : g_own_central) k.lock.lock();
 }
 void UnlockCentralLists() {
+  for (auto& k : g_own_central) k.lock.unlock();
   for (auto& k : g_central) k.lock.unlock();
 }
 void CentralForkChild() {
   for (auto& k : g_central) k.lock.ResetAfterFork();
+  for (auto& k : g_own_central) k.lock.ResetAfterFork();
 }
 
 }  // namespace libdump::internal

@@ -45,11 +45,22 @@ void ForEachTransferSlot(void (*f)(void* ctx, uintptr_t slot), void* ctx);
 // the page heap): ReleaseFreeMemory.
 void DrainTransferCaches();
 
+// libdump's own small objects (own_memory.h) in spans of their own, one
+// slot at a time under a lock of their own: none of them shares a page with
+// the program's objects, whose pages would otherwise lose their tags for as
+// long as a typed own object lives there (allocator.cc, RetagPage). The
+// slot comes with its live bit set and its first 16 bytes zero; null when
+// out of memory.
+void* OwnTake(int c);
+// Gives slot p (of an own span of class c; its checks passed) back to its span.
+void OwnGive(int c, void* p);
+
 // Hands an empty small span back to the page heap.
 void ReleaseSmallSpan(Span* s);
 
-// Every class's lock, in class order: fork's prepare and parent handlers,
-// and a copy of the transfer caches among running threads.
+// Every class's lock (the own spans' too), in class order: fork's prepare
+// and parent handlers, and a copy of the transfer caches among running
+// threads.
 void LockCentralLists();
 void UnlockCentralLists();
 void CentralForkChild();

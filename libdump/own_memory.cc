@@ -86,7 +86,7 @@ void* AllocateOwn(size_t size) {
     forced = h->sample_left;
     h->sample_left = INT64_MAX;
   }
-  void* p = AllocateTyped(size, OwnTypeId(c), 1);
+  void* p = size <= kMaxSmallSize ? AllocateOwnSlot(size, OwnTypeId(c)) : AllocateTyped(size, OwnTypeId(c), 1);
   if (!g_debug_heap) h->sample_left = forced;
   t_own_component = c;
   return p;

@@ -7,6 +7,9 @@
 
 #include "libdump/heap.h"
 #include "libdump/typed.h"
+#include "page_map.h"
+#include "span.h"
+#include "thread_cache.h"
 
 namespace libdump::internal {
 namespace {
@@ -70,6 +73,39 @@ TEST(OwnMemory, AFreedOwnSlotComesBackUntyped) {
   std::vector<void*> mine;
   for (int i = 0; i < 200; ++i) mine.push_back(Allocate(64));
   for (void* p : mine) EXPECT_EQ(TypeOf(p), 0u);
+  for (void* p : mine) Free(p);
+}
+
+// libdump's own small objects live in spans of their own: a program's page
+// never holds one, so it keeps its tag (the free fast path) while libdump's
+// tables live, and an own slot never reaches a thread's list.
+TEST(OwnMemory, OwnObjectsLiveInSpansOfTheirOwn) {
+  std::vector<void*> own, mine;
+  for (int i = 0; i < 300; ++i) {
+    {
+      const OwnScope s(OwnComponent::kProfiler);
+      own.push_back(Allocate(48));
+    }
+    mine.push_back(Allocate(48));
+  }
+  for (void* p : own) {
+    const Span* s = g_page_map.Get(reinterpret_cast<uintptr_t>(p));
+    ASSERT_TRUE(s->own);
+    EXPECT_EQ(g_page_map.Tag(reinterpret_cast<uintptr_t>(p)), 0u);
+  }
+  for (void* p : mine) {
+    const Span* s = g_page_map.Get(reinterpret_cast<uintptr_t>(p));
+    ASSERT_FALSE(s->own);
+    EXPECT_NE(g_page_map.Tag(reinterpret_cast<uintptr_t>(p)), 0u);
+    EXPECT_EQ(TypeOf(p), 0u);
+  }
+  const int c = SizeToClass(48);
+  for (void* p : own) {
+    Free(p);
+    EXPECT_FALSE(OnList(t_heap, c, p)) << "an own slot went to the thread's list";
+    ObjectInfo o{};
+    EXPECT_FALSE(FindObject(p, &o)) << "a freed own slot is still an object";
+  }
   for (void* p : mine) Free(p);
 }
 

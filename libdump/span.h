@@ -65,6 +65,9 @@ struct alignas(64) Span {
   SpanList list = SpanList::kNone;
   // In-use spans: pages were zero when handed out.
   bool zeroed = false;
+  // Small spans: one of libdump's own (own_memory.h), whose slots never
+  // reach a thread's list and whose pages have no tags.
+  bool own = false;
   uint32_t npages = 0;
   SlotBits bits[kBitmapWords];
   uint32_t nslots = 0;

@@ -42,7 +42,11 @@ void* AllocateTyped(size_t size, uint32_t type_id, uint32_t count) {
   // pointers of its previous occupant (Go zeroes pointerful objects likewise).
   AllocatorSection section;
   void* p = AllocateFast(size);
-  if (p == nullptr) return nullptr;
+  if (p != nullptr) TypeNewObject(p, size, type_id, count);
+  return p;
+}
+
+void TypeNewObject(void* p, size_t size, uint32_t type_id, uint32_t count) {
   std::memset(p, 0, size);
   const uintptr_t a = reinterpret_cast<uintptr_t>(p);
   Span* s = g_page_map.Get(a);
@@ -50,14 +54,12 @@ void* AllocateTyped(size_t size, uint32_t type_id, uint32_t count) {
     s->large_type_id.store(type_id, std::memory_order_relaxed);
     s->large_count.store(count, std::memory_order_relaxed);
   } else if (type_id != 0) {
-    // The allocating thread owns the span, so it may create the side table.
     const uint32_t i = s->SlotIndex(a);
     SpanExtra* e = AnnotateSlot(s, i);
     e->count[i].store(count, std::memory_order_relaxed);
     e->type_id[i].store(type_id, std::memory_order_release);
     SetBits(e->typed[i >> 6], uint64_t{1} << (i & 63));
   }
-  return p;
 }
 
 uint32_t TypedCount(const void* p) {
