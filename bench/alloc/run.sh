@@ -63,6 +63,7 @@ int main() {
 workloads = [
     ("larson", [f"{b}/alloc_bench_larson", "10"]),
     ("cache-scratch", [f"{b}/alloc_bench_cache_scratch", "10"]),
+    ("cache-scratch-warm", [f"{b}/alloc_bench_cache_scratch", "10", "warm"]),
     ("prodcons", [f"{b}/alloc_bench_prodcons"]),
     ("large", [f"{b}/alloc_bench_large"]),
     ("churn", [f"{b}/alloc_bench_churn"]),
