@@ -19,7 +19,9 @@ void Free(void* p);                              // free; p may be null
 size_t UsableSize(const void* p);                // malloc_usable_size
 
 // Like Go's runtime.MemStats. Byte counts are in slot bytes (what the
-// objects occupy), not the sizes requested.
+// objects occupy), not the sizes requested. libdump's own small objects
+// (its profilers' tables, a dump's buffers) are not counted in the first
+// five: they live in spans of their own, counted in spans and span_bytes.
 struct HeapStats {
   uint64_t bytes_in_use;           // live objects
   uint64_t total_allocated_bytes;  // cumulative
