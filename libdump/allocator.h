@@ -103,10 +103,11 @@ __attribute__((always_inline)) inline void FreeFast(void* ptr) {
     // interior pointer, or one past the span's last slot, goes to the slow
     // path, which reports it. So does the list's head, freed twice in a
     // row. (The slot index and its product back were two dependent
-    // multiplies and a load of the class table: 8 % of larson's time.) Nothing of the object is
-    // read: a load that misses there stalled every free (half of larson's
-    // free samples), where the push's stores do not. A second free of a
-    // slot freed earlier is caught later (free_list.h).
+    // multiplies and a load of the class table: 8 % of larson's time.)
+    // Nothing of the object is read: a load that misses there stalled
+    // every free (half of larson's free samples), where the push's stores
+    // do not. A second free of a slot freed earlier is caught later
+    // (free_list.h).
     const uint32_t c = tag & 0xff;
     const ClassCache& cc = h->cache[c];
     const uintptr_t off = (p & (kPageSize - 1)) | uintptr_t{tag >> 8} << kPageShift;
