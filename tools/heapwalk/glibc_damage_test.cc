@@ -161,6 +161,37 @@ TEST(GlibcDamageTest, ThreadChunkPastItsHeap) {
   EXPECT_EQ(StateOf(h, SyntheticHeap::kThreadTcache), ChunkState::kInUse);
 }
 
+// Every block of a walk lies in a mapping of the image, its usable bytes
+// (up to the successor's prev_size) included.
+void ExpectBlocksInsideMappings(const SyntheticHeap& s, const HeapWalk& w) {
+  for (const auto& b : w.blocks) {
+    const auto* m = s.image.FindMapping(b.addr);
+    ASSERT_NE(m, nullptr) << std::hex << b.addr;
+    EXPECT_LE(b.size, m->end - b.addr) << std::hex << b.addr;
+  }
+}
+
+TEST(GlibcDamageTest, ChunkRunsToTheEndOfItsMapping) {
+  SyntheticHeap s;
+  // The tcache struct claims the whole brk heap: its size fits the heap, but
+  // its last usable bytes would be the 8 after the mapping.
+  s.Chunk(SyntheticHeap::kHeap, SyntheticHeap::kHeapSize, false);
+  const GlibcHeap h = GlibcWalker().Inspect(s.image);
+  EXPECT_TRUE(HasDamage(h.walk, "runs past its mapping")) << AllDamage(h.walk);
+  ExpectBlocksInsideMappings(s, h.walk);
+}
+
+TEST(GlibcDamageTest, ThreadChunkRunsToTheEndOfItsHeap) {
+  SyntheticHeap s;
+  s.Chunk(SyntheticHeap::kThreadChunk,
+          (SyntheticHeap::kThreadHeap + SyntheticHeap::kThreadHeapSize - SyntheticHeap::kThreadChunk) | kNonMainArena,
+          true);
+  const GlibcHeap h = GlibcWalker().Inspect(s.image);
+  EXPECT_TRUE(HasDamage(h.walk, "runs past its mapping")) << AllDamage(h.walk);
+  EXPECT_EQ(StateOf(h, SyntheticHeap::kThreadTcache), ChunkState::kInUse);
+  ExpectBlocksInsideMappings(s, h.walk);
+}
+
 TEST(GlibcDamageTest, NoLibc) {
   testing::SyntheticImage empty;
   std::string why;

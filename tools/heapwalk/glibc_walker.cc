@@ -97,6 +97,7 @@ class Walker {
     size_t count = 0;
     size_t pending = SIZE_MAX;  // the chunk whose state its successor's header tells
     uint64_t p = r.start;
+    uint64_t mapped_end = p;  // the end of the image's bytes from p on, found when needed
     while (p < r.end) {
       uint64_t prev_size = 0, head = 0;
       if (!win_.Word(p, &prev_size) || !win_.Word(p + 8, &head)) {
@@ -127,6 +128,13 @@ class Walker {
       }
       // 16 bytes: a fencepost, no block (overhead, as mallinfo2 counts it).
       if (size >= kMinChunk) {
+        // A block's usable bytes run into its successor's prev_size, so the
+        // chunk and those 8 bytes must be in the image (a sound heap always
+        // has top or a fencepost after them).
+        if (size + 8 > mapped_end - p && size + 8 > (mapped_end = MappedEnd(p)) - p) {
+          if (!count_only) Damage(p, "chunk size " + Hex(size) + " runs past its mapping");
+          return count;
+        }
         ++count;
         if (!count_only) {
           pending = out_.chunks.size();
@@ -138,6 +146,19 @@ class Walker {
     }
     if (r.top != 0 && !count_only) Damage(p, "chunks of the heap do not end at its top chunk " + Hex(r.top));
     return count;
+  }
+
+  // Where the image's readable bytes from addr on end: its mapping, and the
+  // present mappings that follow it without a gap (a heap can span several
+  // when parts of it differ in protection or advice).
+  uint64_t MappedEnd(uint64_t addr) const {
+    const auto& ms = image_.Mappings();
+    auto it = std::upper_bound(ms.begin(), ms.end(), addr,
+                               [](uint64_t a, const ImageMapping& m) { return a < m.start; });
+    if (it == ms.begin() || addr >= std::prev(it)->end || !std::prev(it)->present) return addr;
+    uint64_t end = std::prev(it)->end;
+    for (; it != ms.end() && it->start == end && it->present; ++it) end = it->end;
+    return end;
   }
 
   void WalkArenaHeaps(uint64_t arena) {
