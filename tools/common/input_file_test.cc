@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -13,13 +14,14 @@
 namespace libdump::tools {
 namespace {
 
+// One directory for the whole binary, removed when it exits.
 std::string Dir() {
-  static const std::string dir = [] {
-    std::string d = ::testing::TempDir() + "input_file_test_XXXXXX";
-    EXPECT_NE(::mkdtemp(d.data()), nullptr);
-    return d;
-  }();
-  return dir;
+  static const struct Scoped {
+    std::string path = ::testing::TempDir() + "input_file_test_XXXXXX";
+    Scoped() { EXPECT_NE(::mkdtemp(path.data()), nullptr); }
+    ~Scoped() { std::filesystem::remove_all(path); }
+  } dir;
+  return dir.path;
 }
 
 std::string ReadPath(const std::string& path) {

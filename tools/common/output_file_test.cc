@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -22,6 +23,7 @@ class OutputFileTest : public ::testing::Test {
     dir_ = ::testing::TempDir() + "output_file_test_XXXXXX";
     ASSERT_NE(::mkdtemp(dir_.data()), nullptr);
   }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string Path(const std::string& name) const { return dir_ + "/" + name; }
   std::vector<std::string> Names() const {
     std::vector<std::string> names;
