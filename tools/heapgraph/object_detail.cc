@@ -168,10 +168,11 @@ ObjectDetail ReadDump(const HeapGraph& g, Index i, uint64_t first, uint64_t max)
   // a path page reads up to 1,000 records). Bigger payloads are copied whole.
   format::Reader reader(fd.fd(), {.buffer_size = 4 << 10});
   format::Record r;
-  // A Go dump's decoder needs its params (word size, byte order) first, and
-  // may give the object's synthetic type before the object.
-  if (reader.dialect() != format::Dialect::kLibdump && reader.Next(r) && r.kind != format::Kind::kParams)
-    throw format::FormatError(r.offset, "params", "a Go dump that does not open with its params");
+  // A Go dump's decoder takes its params (word size, byte order) from the
+  // first record, as the open did; a dump without them is read with the
+  // defaults the open used. It may give the object's synthetic type before
+  // the object.
+  if (reader.dialect() != format::Dialect::kLibdump) reader.Next(r);
   reader.Range(g.where[i], 0);
   bool got;
   while ((got = reader.Next(r)) && r.kind == format::Kind::kType && g.go) {
