@@ -161,6 +161,13 @@ ObjectDetail ReadHprof(const HeapGraph& g, Index i, uint64_t first, uint64_t max
   return d;
 }
 
+bool GoParamsFirst(const HeapGraph& g) {
+  const tools::InputFile fd = OpenInput(g.path);
+  format::Reader reader(fd.fd(), {.buffer_size = 4 << 10});
+  format::Record r;
+  return reader.Next(r) && r.kind == format::Kind::kParams;
+}
+
 ObjectDetail ReadDump(const HeapGraph& g, Index i, uint64_t first, uint64_t max) {
   ObjectDetail d;
   const tools::InputFile fd = OpenInput(g.path);
@@ -169,14 +176,14 @@ ObjectDetail ReadDump(const HeapGraph& g, Index i, uint64_t first, uint64_t max)
   format::Reader reader(fd.fd(), {.buffer_size = 4 << 10});
   format::Record r;
   // A Go dump's decoder takes its params (word size, byte order) from the
-  // first record, as the open did; a dump without them is read with the
-  // defaults the open used. It may give the object's synthetic type before
-  // the object.
-  if (reader.dialect() != format::Dialect::kLibdump) reader.Next(r);
+  // first record, as the open did; a dump without them is read from the
+  // object on with the defaults the open used (its first record may run up
+  // to the object, or be it). The decoder may give the object's synthetic
+  // type before the object.
+  if (reader.dialect() != format::Dialect::kLibdump && GoParamsFirst(g)) reader.Next(r);
   reader.Range(g.where[i], 0);
-  bool got;
-  while ((got = reader.Next(r)) && r.kind == format::Kind::kType && g.go) {
-  }
+  bool got = reader.Next(r);
+  while (got && r.kind == format::Kind::kType && g.go) got = reader.Next(r);
   if (!got || r.kind != format::Kind::kObject || r.object.addr != g.ids[i])
     throw format::FormatError(g.where[i], "object", "the file changed since it was opened");
   const auto data = reader.Payload(size_t{1} << 32);
