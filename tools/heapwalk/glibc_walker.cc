@@ -131,7 +131,8 @@ class Walker {
         // A block's usable bytes run into its successor's prev_size, so the
         // chunk and those 8 bytes must be in the image (a sound heap always
         // has top or a fencepost after them).
-        if (size + 8 > mapped_end - p && size + 8 > (mapped_end = MappedEnd(p)) - p) {
+        auto fits = [&] { return p < mapped_end && size + 8 <= mapped_end - p; };
+        if (!fits() && (mapped_end = MappedEnd(p), !fits())) {
           if (!count_only) Damage(p, "chunk size " + Hex(size) + " runs past its mapping");
           return count;
         }
@@ -152,12 +153,12 @@ class Walker {
   // present mappings that follow it without a gap (a heap can span several
   // when parts of it differ in protection or advice).
   uint64_t MappedEnd(uint64_t addr) const {
+    const ImageMapping* m = image_.FindMapping(addr);
+    if (m == nullptr || !m->present) return addr;
     const auto& ms = image_.Mappings();
-    auto it = std::upper_bound(ms.begin(), ms.end(), addr,
-                               [](uint64_t a, const ImageMapping& m) { return a < m.start; });
-    if (it == ms.begin() || addr >= std::prev(it)->end || !std::prev(it)->present) return addr;
-    uint64_t end = std::prev(it)->end;
-    for (; it != ms.end() && it->start == end && it->present; ++it) end = it->end;
+    uint64_t end = m->end;
+    for (size_t k = static_cast<size_t>(m - ms.data()) + 1; k < ms.size() && ms[k].start == end && ms[k].present; ++k)
+      end = ms[k].end;
     return end;
   }
 
